@@ -1,0 +1,83 @@
+// The E2B client surface: the injection seam between the adapter and the vendor.
+#ifndef PRISM_E2B_E2B_CLIENT_HPP
+#define PRISM_E2B_E2B_CLIENT_HPP
+
+#include <prism_e2b/e2b/client_options.hpp>
+#include <prism_e2b/e2b/types.hpp>
+#include <prism_e2b/error.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace prism_e2b::e2b {
+
+/// Every E2B call the SDK makes: the control plane (REST) and envd (Connect-RPC
+/// and plain HTTP). make_client() returns the real implementation; hosts and
+/// tests may inject their own.
+///
+/// Errors: vendor statuses map to errc (401 unauthenticated, 404 not_found, 409
+/// conflict, 429 rate_limited after retries, 503 service_busy, other 5xx
+/// server_error); transport errors pass through. Every message is redacted.
+/// Per-operation cancellation: terminal, on every call; the result is then
+/// errc::cancelled.
+/// Thread safety: all members may be called concurrently.
+class client {
+public:
+    virtual ~client() = default;
+
+    // -- control plane ------------------------------------------------------
+    virtual boost::asio::awaitable<result<sandbox_handle>> create_sandbox(create_sandbox_params params) = 0;
+    /// Resumes a paused sandbox or extends a running one's timeout.
+    virtual boost::asio::awaitable<result<connect_result>> connect_sandbox(std::string sandbox_id,
+                                                                           std::chrono::seconds timeout) = 0;
+    virtual boost::asio::awaitable<result<pause_reply>> pause_sandbox(std::string sandbox_id, bool memory) = 0;
+    /// True when killed, false when it was already gone (404).
+    virtual boost::asio::awaitable<result<bool>> kill_sandbox(std::string sandbox_id) = 0;
+    virtual boost::asio::awaitable<result<sandbox_info>> get_sandbox_info(std::string sandbox_id) = 0;
+    virtual boost::asio::awaitable<result<sandbox_page>> list_sandboxes(list_params params) = 0;
+    virtual boost::asio::awaitable<result<void>> set_sandbox_timeout(std::string sandbox_id,
+                                                                     std::chrono::seconds timeout) = 0;
+
+    // -- envd: process.Process ---------------------------------------------
+    virtual boost::asio::awaitable<result<std::unique_ptr<process_event_stream>>> start_process(
+        envd_target target, start_process_params params) = 0;
+    /// Re-attaches to a running process; `timeout` 0 sends no deadline.
+    virtual boost::asio::awaitable<result<std::unique_ptr<process_event_stream>>> connect_process(
+        envd_target target, process_selector selector, std::chrono::milliseconds timeout) = 0;
+    virtual boost::asio::awaitable<result<std::vector<process_info>>> list_processes(envd_target target) = 0;
+    virtual boost::asio::awaitable<result<void>> send_stdin(envd_target target, process_selector selector,
+                                                            std::string bytes) = 0;
+    virtual boost::asio::awaitable<result<void>> close_stdin(envd_target target, process_selector selector) = 0;
+    virtual boost::asio::awaitable<result<void>> send_signal(envd_target target, process_selector selector,
+                                                             process_signal sig) = 0;
+
+    // -- envd: files and filesystem.Filesystem ------------------------------
+    virtual boost::asio::awaitable<result<std::string>> read_file(envd_target target, std::string path) = 0;
+    virtual boost::asio::awaitable<result<entry_info>> write_file(envd_target target, std::string path,
+                                                                  std::string data) = 0;
+    /// True when created, false when it existed already.
+    virtual boost::asio::awaitable<result<bool>> make_dir(envd_target target, std::string path) = 0;
+    virtual boost::asio::awaitable<result<entry_info>> stat(envd_target target, std::string path) = 0;
+    virtual boost::asio::awaitable<result<std::vector<entry_info>>> list_dir(envd_target target, std::string path,
+                                                                             std::uint32_t depth) = 0;
+    virtual boost::asio::awaitable<result<entry_info>> move(envd_target target, std::string source,
+                                                            std::string destination) = 0;
+    virtual boost::asio::awaitable<result<void>> remove(envd_target target, std::string path) = 0;
+    /// GET /health: true on 204, false when envd answers 502 (sandbox not running).
+    virtual boost::asio::awaitable<result<bool>> health(envd_target target) = 0;
+};
+
+/// The real client over Boost.Beast + OpenSSL. Reads the E2B_* environment for
+/// fields `options` leaves empty (see client_options). Registers the API key and
+/// every access token it sees with secret_redactor::global().
+/// Errors: errc::invalid_argument for an unusable configuration (no API key,
+/// bad URL, unreadable CA file).
+result<std::shared_ptr<client>> make_client(boost::asio::any_io_executor executor, client_options options);
+
+}  // namespace prism_e2b::e2b
+
+#endif

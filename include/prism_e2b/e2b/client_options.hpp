@@ -1,0 +1,63 @@
+// Configuration of the real E2B client, resolved like the official SDK's.
+#ifndef PRISM_E2B_E2B_CLIENT_OPTIONS_HPP
+#define PRISM_E2B_E2B_CLIENT_OPTIONS_HPP
+
+#include <prism_e2b/error.hpp>
+#include <prism_e2b/log.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace prism_e2b::e2b {
+
+/// Every field left empty is taken from the environment as the official SDK
+/// does: api_key from E2B_API_KEY, domain from E2B_DOMAIN (default "e2b.app"),
+/// api_url from E2B_API_URL (default "https://api.<domain>"), sandbox_url from
+/// E2B_SANDBOX_URL (default per sandbox "https://49983-<id>.<domain>").
+struct client_options {
+    std::optional<std::string> api_key;      ///< secret; never logged
+    std::optional<std::string> domain;
+    std::optional<std::string> api_url;
+    std::optional<std::string> sandbox_url;  ///< one envd origin for all sandboxes
+
+    /// Bound on one request (control plane) or one unary envd call; 0 disables.
+    std::chrono::milliseconds request_timeout{60000};
+    /// Bound on resolve + TCP connect + TLS handshake.
+    std::chrono::milliseconds connect_timeout{10000};
+    /// Retries of 429 (Retry-After honoured) and of idempotent requests on 5xx/network errors.
+    unsigned max_retries = 3;
+    /// First backoff step; doubled per retry, with full jitter.
+    std::chrono::milliseconds retry_base_delay{250};
+
+    /// Keep-alive connections kept per origin.
+    std::size_t max_connections_per_origin = 200;
+    /// An idle pooled connection older than this is closed instead of reused.
+    std::chrono::milliseconds pool_idle_timeout{30000};
+    /// Client-wide cap on envd requests in flight; more wait in FIFO order.
+    std::size_t max_inflight_envd_requests = 2000;
+
+    /// Extra CA bundle (PEM file) trusted in addition to the system store. Peer
+    /// verification is always on; there is no way to turn it off.
+    std::optional<std::string> ca_file;
+    std::string user_agent = "prism-e2b/0.1.0";
+    log_sink logger;
+};
+
+/// Options with every empty field filled from the environment and defaults.
+struct resolved_client_options {
+    std::string api_key;
+    std::string domain;
+    std::string api_url;
+    std::optional<std::string> sandbox_url;
+    client_options raw;
+};
+
+/// Fills empty fields from E2B_* variables and defaults. Errors:
+/// errc::invalid_argument when no API key is given or set, or a URL is not http(s).
+result<resolved_client_options> resolve_client_options(client_options options);
+
+}  // namespace prism_e2b::e2b
+
+#endif

@@ -1,0 +1,16 @@
+// Umbrella header: everything a first program needs.
+#ifndef PRISM_E2B_PRISM_E2B_HPP
+#define PRISM_E2B_PRISM_E2B_HPP
+
+#include <prism_e2b/capabilities.hpp>
+#include <prism_e2b/e2b/client.hpp>
+#include <prism_e2b/error.hpp>
+#include <prism_e2b/exec_governor.hpp>
+#include <prism_e2b/limits.hpp>
+#include <prism_e2b/log.hpp>
+#include <prism_e2b/process.hpp>
+#include <prism_e2b/process_ref.hpp>
+#include <prism_e2b/redactor.hpp>
+#include <prism_e2b/sandbox.hpp>
+
+#endif

@@ -1,0 +1,82 @@
+// Long-running processes of the contract: request, exit status and handle.
+#ifndef PRISM_E2B_PROCESS_HPP
+#define PRISM_E2B_PROCESS_HPP
+
+#include <prism_e2b/error.hpp>
+#include <prism_e2b/limits.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace prism_e2b {
+
+enum class output_stream { stdout_stream, stderr_stream };
+
+/// Receives output as it arrives. Called on the sandbox's executor, one call at
+/// a time per command; it must not block.
+using output_callback = std::function<void(output_stream stream, std::string_view data)>;
+
+/// How a command or process ended.
+enum class exit_outcome {
+    exited,     ///< it exited on its own; exit_code is set
+    killed,     ///< a signal ended it (ours or another's); exit_code is empty
+    timed_out,  ///< our timeout stopped it; exit_code is empty
+    unknown,    ///< the stream was cut or the sandbox went away; exit_code is empty
+};
+
+/// The end of a process. exit_code is present only for exit_outcome::exited: it
+/// is never invented.
+struct process_exit {
+    std::optional<int> exit_code;
+    exit_outcome outcome = exit_outcome::unknown;
+    std::string status;  ///< vendor text such as "exit status 3" or "signal: killed"
+};
+
+enum class process_signal { sigterm, sigkill };
+
+/// Parses "SIGTERM"/"TERM"/"sigterm" and "SIGKILL"/"KILL"/"sigkill".
+std::optional<process_signal> parse_process_signal(std::string_view name) noexcept;
+
+struct process_request {
+    std::string file;
+    std::vector<std::string> args;
+    std::optional<std::string> cwd;  ///< default: the sandbox's workdir
+    env_map env;
+    bool stdin_open = true;          ///< keep stdin open for write()
+    output_callback on_data;         ///< live output; may be empty
+};
+
+/// A long-running process. Thread safety: members may be called from any
+/// thread; calls are serialised internally.
+class process_handle {
+public:
+    virtual ~process_handle() = default;
+
+    virtual std::uint32_t pid() const noexcept = 0;
+    /// Non-secret reference `prism-e2b-proc:<base64url>` for attach_process().
+    virtual std::string const& ref() const noexcept = 0;
+
+    virtual boost::asio::awaitable<result<void>> write(std::string bytes) = 0;
+    virtual boost::asio::awaitable<result<void>> close_stdin() = 0;
+    virtual boost::asio::awaitable<result<void>> signal(process_signal sig) = 0;
+    /// SIGKILL. A process that already ended is not an error.
+    virtual boost::asio::awaitable<result<void>> kill() = 0;
+    /// Detach: stop following output; the process keeps running and can be
+    /// re-attached by ref().
+    virtual boost::asio::awaitable<result<void>> release() = 0;
+    /// Waits for the end. With a timeout, errc::timed_out when it passes (the
+    /// process keeps running). Per-operation cancellation: terminal; the process
+    /// keeps running.
+    virtual boost::asio::awaitable<result<process_exit>> wait(std::optional<std::chrono::milliseconds> timeout) = 0;
+};
+
+}  // namespace prism_e2b
+
+#endif

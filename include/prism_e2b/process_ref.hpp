@@ -1,0 +1,42 @@
+// Process refs: "prism-e2b-proc:" + base64url(JSON record), non-secret.
+#ifndef PRISM_E2B_PROCESS_REF_HPP
+#define PRISM_E2B_PROCESS_REF_HPP
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace prism_e2b {
+
+inline constexpr std::string_view process_ref_prefix = "prism-e2b-proc:";
+/// Longest ref decode_process_ref() looks at; longer input is rejected unread.
+inline constexpr std::size_t max_process_ref_length = 2048;
+
+/// What a ref attests. Nothing secret: no env, no tokens.
+struct process_ref_record {
+    std::string sandbox_id;
+    std::uint32_t pid = 0;
+    std::string command_fingerprint;  ///< command_fingerprint(file, args)
+    std::string workspace;
+
+    friend bool operator==(process_ref_record const&, process_ref_record const&) = default;
+};
+
+/// Lower-case hex SHA-256 of the compact JSON array [file, ...args] (env never
+/// takes part), e.g. ["/bin/sleep","60"].
+std::string command_fingerprint(std::string_view file, std::vector<std::string> const& args);
+
+/// Encodes `record` as a ref. The JSON is {"v":1,"sandbox":..,"pid":..,"fp":..,"ws":..}.
+std::string encode_process_ref(process_ref_record const& record);
+
+/// Decodes a ref strictly: exact prefix, at most max_process_ref_length bytes,
+/// base64url without padding, a JSON object with exactly the encoder's fields and
+/// types, a 64-hex fingerprint and non-empty ids. Anything else: std::nullopt.
+/// Never throws.
+std::optional<process_ref_record> decode_process_ref(std::string_view ref) noexcept;
+
+}  // namespace prism_e2b
+
+#endif

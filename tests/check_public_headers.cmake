@@ -1,0 +1,13 @@
+# Fails when a public header includes Beast, Boost.JSON or OpenSSL: those stay in src/.
+file(GLOB_RECURSE _headers ${INCLUDE_DIR}/prism_e2b/*.hpp)
+set(_bad "")
+foreach(_h ${_headers})
+  file(STRINGS ${_h} _lines REGEX "#[ \t]*include[ \t]*<(boost/beast|boost/json|openssl)")
+  if(_lines)
+    list(APPEND _bad "${_h}: ${_lines}")
+  endif()
+endforeach()
+if(_bad)
+  message(FATAL_ERROR "public headers include heavy dependencies:\n${_bad}")
+endif()
+message(STATUS "public headers are free of Beast, Boost.JSON and OpenSSL")
