@@ -1,0 +1,3 @@
+// Test module of the integration tests (the local server, in-process, runs real processes).
+#define BOOST_TEST_MODULE prism_e2b_integration_tests
+#include <boost/test/unit_test.hpp>
