@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what building and testing prism-e2b needs on Debian 12, skipping
+# what is already there. Safe to run any number of times.
+set -euo pipefail
+
+packages=(g++ cmake ninja-build ccache pkg-config openssl ca-certificates
+          libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev)
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "bootstrap: all packages present"
+fi
