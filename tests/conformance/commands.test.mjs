@@ -1,0 +1,170 @@
+// envd process.Process with the official SDK: run (stdout, stderr, exit codes,
+// env, cwd), background + connect + sendStdin + kill, list.
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+
+import { CommandExitError, NotFoundError } from 'e2b'
+
+import { OutputCollector, runId, startServer, waitFor } from './harness.mjs'
+
+let server
+let sbx
+before(async () => {
+  server = await startServer()
+  sbx = await server.create({ metadata: { suite: 'commands', run: runId() }, timeoutMs: 300_000 })
+})
+after(async () => {
+  await server?.stop()
+})
+
+test('commands.run: stdout', { timeout: 30_000 }, async () => {
+  const streamed = new OutputCollector()
+  const res = await sbx.commands.run('echo hello; printf "second line\\n"', { onStdout: streamed.onData })
+  assert.equal(res.exitCode, 0)
+  assert.equal(res.stdout, 'hello\nsecond line\n')
+  assert.equal(res.stderr, '')
+  assert.equal(streamed.text, res.stdout, 'onStdout saw exactly the stdout')
+})
+
+test('commands.run: stderr', { timeout: 30_000 }, async () => {
+  const streamed = new OutputCollector()
+  const res = await sbx.commands.run('echo oops >&2', { onStderr: streamed.onData })
+  assert.equal(res.exitCode, 0)
+  assert.equal(res.stdout, '')
+  assert.equal(res.stderr, 'oops\n')
+  assert.equal(streamed.text, 'oops\n')
+})
+
+test('commands.run: binary-safe, larger output arrives complete and in order', { timeout: 30_000 }, async () => {
+  const res = await sbx.commands.run('seq 1 20000')
+  const lines = res.stdout.trimEnd().split('\n')
+  assert.equal(lines.length, 20000)
+  assert.equal(lines[0], '1')
+  assert.equal(lines[19999], '20000')
+  assert.ok(lines.every((l, i) => l === String(i + 1)), 'every line in order')
+})
+
+test('commands.run: non-zero exit throws CommandExitError with exitCode', { timeout: 30_000 }, async () => {
+  await assert.rejects(
+    sbx.commands.run('echo out; echo err >&2; exit 3'),
+    (err) => {
+      assert.ok(err instanceof CommandExitError, `got ${err?.name}: ${err?.message}`)
+      assert.equal(err.exitCode, 3)
+      assert.equal(err.stdout, 'out\n')
+      assert.equal(err.stderr, 'err\n')
+      return true
+    }
+  )
+  // Exit codes are exact, up to 255.
+  await assert.rejects(sbx.commands.run('exit 255'), (err) => err instanceof CommandExitError && err.exitCode === 255)
+  // A command that does not exist: bash exits 127.
+  await assert.rejects(sbx.commands.run('definitely-not-a-command-xyz'),
+    (err) => err instanceof CommandExitError && err.exitCode === 127 && /not found/.test(err.stderr))
+})
+
+test('commands.run: env', { timeout: 30_000 }, async () => {
+  const res = await sbx.commands.run('printf "%s|%s" "$FOO" "$EMPTY_OK"', {
+    envs: { FOO: 'bar baz=1', EMPTY_OK: '' },
+  })
+  assert.equal(res.stdout, 'bar baz=1|')
+  // Envs are per command, not sticky.
+  const next = await sbx.commands.run('printf "%s" "${FOO-unset}"')
+  assert.equal(next.stdout, 'unset')
+})
+
+test('commands.run: cwd', { timeout: 30_000 }, async () => {
+  await sbx.commands.run('mkdir -p /workspace/cwd-check && touch /workspace/cwd-check/marker')
+  const res = await sbx.commands.run('pwd; ls', { cwd: '/workspace/cwd-check' })
+  assert.equal(res.stdout, '/workspace/cwd-check\nmarker\n')
+  const home = await sbx.commands.run('pwd', { cwd: '/home/user' })
+  assert.equal(home.stdout, '/home/user\n')
+  // A file the SDK wrote is what the command sees at the same path.
+  await sbx.files.write('/workspace/cwd-check/from-sdk.txt', 'via files api')
+  const cat = await sbx.commands.run('cat from-sdk.txt', { cwd: '/workspace/cwd-check' })
+  assert.equal(cat.stdout, 'via files api')
+})
+
+test('background command + commands.connect + sendStdin + kill', { timeout: 60_000 }, async () => {
+  const fromStart = new OutputCollector()
+  const handle = await sbx.commands.run('echo ready; while IFS= read -r line; do echo "got:$line"; done', {
+    background: true,
+    stdin: true,
+    timeoutMs: 0,
+    onStdout: fromStart.onData,
+  })
+  assert.ok(Number.isInteger(handle.pid) && handle.pid > 0, `pid ${handle.pid}`)
+  await fromStart.waitForText('ready\n')
+
+  // Re-attach to the running process by pid: the connected stream carries
+  // output produced from then on.
+  const fromConnect = new OutputCollector()
+  const attached = await sbx.commands.connect(handle.pid, { onStdout: fromConnect.onData, timeoutMs: 0 })
+  assert.equal(attached.pid, handle.pid)
+
+  await sbx.commands.sendStdin(handle.pid, 'ping\n')
+  await fromConnect.waitForText('got:ping\n')
+  await fromStart.waitForText('got:ping\n')
+  // Through the handle too, with bytes.
+  await attached.sendStdin(new TextEncoder().encode('pong\n'))
+  await fromConnect.waitForText('got:pong\n')
+  await fromStart.waitForText('got:pong\n')
+
+  assert.equal(await sbx.commands.kill(handle.pid), true)
+
+  // Both streams end with the SIGKILL outcome: exit code -1, which the SDK
+  // turns into CommandExitError.
+  for (const [name, h] of [['started', handle], ['connected', attached]]) {
+    await assert.rejects(h.wait(), (err) => {
+      assert.ok(err instanceof CommandExitError, `${name} handle: got ${err?.name}: ${err?.message}`)
+      assert.equal(err.exitCode, -1, `${name} handle exit code after SIGKILL`)
+      return true
+    })
+  }
+  assert.equal(handle.stdout, 'ready\ngot:ping\ngot:pong\n')
+
+  // The pid is gone: not listed, kill answers not_found (false), connect fails.
+  const pids = (await sbx.commands.list()).map((p) => p.pid)
+  assert.ok(!pids.includes(handle.pid), `pid ${handle.pid} no longer listed`)
+  assert.equal(await sbx.commands.kill(handle.pid), false)
+  await assert.rejects(sbx.commands.connect(handle.pid), NotFoundError)
+  await assert.rejects(sbx.commands.sendStdin(handle.pid, 'x\n'), NotFoundError)
+})
+
+test('commands.list shows running commands with their config', { timeout: 60_000 }, async () => {
+  const tag = runId()
+  const cmd = `sleep 300 # ${tag}`
+  const handle = await sbx.commands.run(cmd, {
+    background: true,
+    timeoutMs: 0,
+    cwd: '/workspace',
+    envs: { LIST_TAG: tag },
+  })
+
+  const listed = await waitFor('the background command in commands.list', async () =>
+    (await sbx.commands.list()).find((p) => p.pid === handle.pid))
+  assert.equal(listed.cmd, '/bin/bash')
+  assert.deepEqual(listed.args, ['-l', '-c', cmd])
+  assert.equal(listed.envs.LIST_TAG, tag)
+  assert.equal(listed.cwd, '/workspace')
+
+  // A second one: both listed.
+  const second = await sbx.commands.run('sleep 300', { background: true, timeoutMs: 0 })
+  const pids = (await sbx.commands.list()).map((p) => p.pid)
+  assert.ok(pids.includes(handle.pid) && pids.includes(second.pid), `both listed: ${pids}`)
+
+  assert.equal(await handle.kill(), true)
+  assert.equal(await second.kill(), true)
+  await assert.rejects(handle.wait(), CommandExitError)
+  await assert.rejects(second.wait(), CommandExitError)
+  const after = (await sbx.commands.list()).map((p) => p.pid)
+  assert.ok(!after.includes(handle.pid) && !after.includes(second.pid), `killed commands not listed: ${after}`)
+})
+
+test('commands.run: a finished command is not listed and its exit is reported once', { timeout: 30_000 }, async () => {
+  const h = await sbx.commands.run('sleep 0.3; echo done', { background: true })
+  const res = await h.wait()
+  assert.equal(res.exitCode, 0)
+  assert.equal(res.stdout, 'done\n')
+  const pids = (await sbx.commands.list()).map((p) => p.pid)
+  assert.ok(!pids.includes(h.pid))
+})

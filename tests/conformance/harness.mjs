@@ -1,0 +1,254 @@
+// Harness for the conformance suite: starts prism-e2b-local as a subprocess on
+// an ephemeral loopback port, hands the official SDK its connection options,
+// reaches the server's admin (fault injection) routes, and cleans up.
+//
+// The binary comes from env PRISM_E2B_LOCAL (set by CTest). Secrets (the API
+// key and admin token) are random per server and never printed.
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+import { Sandbox } from 'e2b'
+
+const STARTUP_TIMEOUT_MS = 20_000
+const STOP_GRACE_MS = 5_000
+
+// Every server this process started; killed on exit even if an `after` hook
+// never ran (a crashed test file must not leave servers or sandboxes behind).
+const liveChildren = new Set()
+process.on('exit', () => {
+  for (const child of liveChildren) {
+    try {
+      child.kill('SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+})
+
+function serverBinary() {
+  const bin = process.env.PRISM_E2B_LOCAL
+  if (!bin) {
+    throw new Error(
+      'PRISM_E2B_LOCAL is not set: point it at the prism-e2b-local executable ' +
+        '(ctest sets it; by hand: PRISM_E2B_LOCAL=build/prism-e2b-local node --test ...)'
+    )
+  }
+  return bin
+}
+
+/**
+ * A running prism-e2b-local.
+ *
+ * `opts` are the SDK connection options for this server; spread them into
+ * every SDK call (`Sandbox.create({ ...server.opts, ... })`).
+ */
+export class LocalServer {
+  constructor(child, stateDir, apiKey, adminToken, apiUrl, sandboxUrl) {
+    this.child = child
+    this.stateDir = stateDir
+    this.apiKey = apiKey
+    this.adminToken = adminToken
+    this.apiUrl = apiUrl
+    this.sandboxUrl = sandboxUrl
+    this.sandboxIds = new Set()
+    this.stderrTail = []
+    this.exited = null
+    child.on('exit', (code, signal) => {
+      this.exited = { code, signal }
+      liveChildren.delete(child)
+    })
+  }
+
+  get opts() {
+    return {
+      apiKey: this.apiKey,
+      apiUrl: this.apiUrl,
+      sandboxUrl: this.sandboxUrl,
+      requestTimeoutMs: 30_000,
+    }
+  }
+
+  /** Creates a sandbox on this server and remembers it for cleanup. */
+  async create(sandboxOpts = {}) {
+    const sbx = await Sandbox.create({ ...this.opts, ...sandboxOpts })
+    this.sandboxIds.add(sbx.sandboxId)
+    return sbx
+  }
+
+  /** Raw call to an admin route, authenticated with X-Admin-Token. */
+  async admin(method, path, body) {
+    const res = await fetch(new URL(path, this.apiUrl), {
+      method,
+      headers: {
+        'X-Admin-Token': this.adminToken,
+        ...(body !== undefined && { 'Content-Type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    const text = await res.text()
+    if (!res.ok) {
+      throw new Error(`admin ${method} ${path} answered ${res.status}: ${text}`)
+    }
+    return text ? JSON.parse(text) : undefined
+  }
+
+  /** The next `count` pause calls answer 503 and leave the sandbox running. */
+  async failNextPauses(count) {
+    return this.admin('POST', '/admin/faults/pause', { count })
+  }
+
+  /** Throws if the server process has died (so a test reports a crash, not a hang). */
+  assertAlive() {
+    if (this.exited) {
+      throw new Error(
+        `prism-e2b-local exited (${JSON.stringify(this.exited)}); stderr tail:\n` +
+          this.stderrTail.join('\n')
+      )
+    }
+  }
+
+  /** Kills remembered sandboxes, then the server, then removes its state dir. */
+  async stop() {
+    if (!this.exited) {
+      for (const id of this.sandboxIds) {
+        await Sandbox.kill(id, this.opts).catch(() => undefined)
+      }
+      this.child.kill('SIGTERM')
+      const deadline = Date.now() + STOP_GRACE_MS
+      while (!this.exited && Date.now() < deadline) {
+        await sleep(50)
+      }
+      if (!this.exited) {
+        this.child.kill('SIGKILL')
+        while (!this.exited) {
+          await sleep(20)
+        }
+      }
+    }
+    await rm(this.stateDir, { recursive: true, force: true }).catch(() => undefined)
+  }
+}
+
+/**
+ * Starts prism-e2b-local on 127.0.0.1:0 with a fresh state dir and random
+ * credentials; resolves once it printed both E2B_API_URL and E2B_SANDBOX_URL.
+ */
+export async function startServer() {
+  const bin = serverBinary()
+  const stateDir = await mkdtemp(join(tmpdir(), 'prism-e2b-conformance-'))
+  const apiKey = `e2b_${randomBytes(20).toString('hex')}`
+  const adminToken = randomBytes(20).toString('hex')
+
+  const child = spawn(
+    bin,
+    ['--listen', '127.0.0.1:0', '--state-dir', stateDir, '--api-key', apiKey, '--admin-token', adminToken],
+    { stdio: ['ignore', 'pipe', 'pipe'] }
+  )
+  liveChildren.add(child)
+
+  const stderrTail = []
+  child.stderr.setEncoding('utf8')
+  child.stderr.on('data', (chunk) => {
+    for (const line of chunk.split('\n')) {
+      if (line) stderrTail.push(line)
+    }
+    while (stderrTail.length > 40) stderrTail.shift()
+  })
+
+  const urls = await new Promise((resolve, reject) => {
+    const found = {}
+    const lines = createInterface({ input: child.stdout })
+    const fail = (why) => {
+      clearTimeout(timer)
+      child.kill('SIGKILL')
+      reject(new Error(`prism-e2b-local did not start: ${why}; stderr tail:\n${stderrTail.join('\n')}`))
+    }
+    const timer = setTimeout(() => fail(`no URLs on stdout within ${STARTUP_TIMEOUT_MS} ms`), STARTUP_TIMEOUT_MS)
+    child.once('error', (err) => fail(err.message))
+    child.once('exit', (code, signal) => fail(`exited early (code ${code}, signal ${signal})`))
+    lines.on('line', (line) => {
+      const m = /^(E2B_API_URL|E2B_SANDBOX_URL)=(\S+)\s*$/.exec(line.trim())
+      if (!m) return
+      found[m[1]] = m[2]
+      if (found.E2B_API_URL && found.E2B_SANDBOX_URL) {
+        clearTimeout(timer)
+        child.removeAllListeners('exit')
+        child.removeAllListeners('error')
+        // Keep draining stdout so the server never blocks on a full pipe.
+        lines.on('line', () => {})
+        resolve(found)
+      }
+    })
+  })
+
+  const server = new LocalServer(child, stateDir, apiKey, adminToken, urls.E2B_API_URL, urls.E2B_SANDBOX_URL)
+  server.stderrTail = stderrTail
+  return server
+}
+
+/** A unique token per test run, to tag sandboxes (metadata) and find them again. */
+export function runId() {
+  return `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`
+}
+
+/**
+ * Polls `probe` until it returns a truthy value or `timeoutMs` passes; returns
+ * the value, or throws with `what` in the message.
+ */
+export async function waitFor(what, probe, { timeoutMs = 10_000, intervalMs = 100 } = {}) {
+  const deadline = Date.now() + timeoutMs
+  let last
+  for (;;) {
+    try {
+      last = await probe()
+      if (last) return last
+    } catch (err) {
+      last = err
+    }
+    if (Date.now() >= deadline) {
+      const label = typeof what === 'function' ? what() : what
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${label} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`)
+    }
+    await sleep(intervalMs)
+  }
+}
+
+/** Resolves or rejects like `promise`, or rejects after `ms` naming `what`. */
+export async function within(ms, promise, what) {
+  let timer
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)
+  })
+  try {
+    return await Promise.race([promise, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * Collects a command's stdout as it streams (for onStdout) so tests can wait
+ * for specific output.
+ */
+export class OutputCollector {
+  constructor() {
+    this.text = ''
+    this.onData = (data) => {
+      this.text += data
+    }
+  }
+
+  lines() {
+    return this.text.split('\n').filter(Boolean)
+  }
+
+  async waitForText(needle, timeoutMs = 10_000) {
+    return waitFor(() => `output ${JSON.stringify(needle)} (have ${JSON.stringify(this.text.slice(-200))})`,
+      () => this.text.includes(needle), { timeoutMs, intervalMs: 25 })
+  }
+}
