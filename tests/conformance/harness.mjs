@@ -99,7 +99,7 @@ export class LocalServer {
 
   /** The next `count` pause calls answer 503 and leave the sandbox running. */
   async failNextPauses(count) {
-    return this.admin('POST', '/admin/faults/pause', { count })
+    return this.admin('POST', '/admin/faults/pause-busy', { count })
   }
 
   /** Throws if the server process has died (so a test reports a crash, not a hang). */
