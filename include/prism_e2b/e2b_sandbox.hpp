@@ -1,0 +1,187 @@
+// The E2B adapter: create_e2b_sandbox / connect_e2b_sandbox map one E2B sandbox
+// onto the disposable_sandbox contract (seed/hosted-sandboxes.md, contract.md).
+#ifndef PRISM_E2B_E2B_SANDBOX_HPP
+#define PRISM_E2B_E2B_SANDBOX_HPP
+
+#include <prism_e2b/capabilities.hpp>
+#include <prism_e2b/e2b/client.hpp>
+#include <prism_e2b/error.hpp>
+#include <prism_e2b/limits.hpp>
+#include <prism_e2b/log.hpp>
+#include <prism_e2b/process.hpp>
+#include <prism_e2b/sandbox.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace prism_e2b {
+
+using label_map = std::map<std::string, std::string>;
+
+/// What E2B does when the sandbox timeout passes.
+enum class e2b_on_timeout {
+    kill,   ///< the vendor destroys the sandbox (default)
+    pause,  ///< the vendor pauses it (sent as autoPause: true); it persists until kill()
+};
+
+/// Bounds of label validation (E2B metadata).
+struct label_caps {
+    static constexpr std::size_t max_labels = 64;
+    static constexpr std::size_t max_key_bytes = 128;
+    static constexpr std::size_t max_value_bytes = 512;
+};
+
+/// Checks labels before they become E2B metadata: at most label_caps::max_labels,
+/// non-empty keys within the byte bounds, no control characters, and no value
+/// that is or contains a known secret (secret_redactor::global()).
+/// Errors: errc::invalid_argument naming the offending key (never the value).
+result<void> validate_labels(label_map const& labels);
+
+/// Options of create_e2b_sandbox. Exactly one of `api_key` and `client` is required.
+struct e2b_sandbox_options {
+    /// The E2B API key; the adapter builds the real client (e2b::make_client) with
+    /// `client_options`. Secret: registered with the redactor, never logged.
+    std::optional<std::string> api_key;
+    /// A host-injected client (tests, a pinned transport). Used as is.
+    std::shared_ptr<e2b::client> client;
+    /// Endpoints, timeouts and retries of the real client (used with api_key only;
+    /// its api_key field is ignored in favour of `api_key`).
+    e2b::client_options client_options;
+
+    std::string template_name = "base";
+    /// Working directory: created through envd when the sandbox starts; the
+    /// default cwd of exec and processes, and the workspace of process refs.
+    std::string workdir = "/workspace";
+    /// E2B sandbox timeout (idle/cost budget), sent in whole seconds (rounded up).
+    /// Empty: limits.wall_time. Must be within [1 ms, sandbox_limit_caps::wall_time].
+    std::optional<std::chrono::milliseconds> timeout;
+    e2b_on_timeout on_timeout = e2b_on_timeout::kill;
+    /// Stored as E2B metadata for reconnect attestation. No secrets (validate_labels()).
+    label_map labels;
+    /// Environment of the sandbox (E2B envVars). Values are never logged.
+    env_map env_vars;
+    /// Full host attestation; empty: e2b_default_capabilities().
+    std::optional<sandbox_capabilities> capabilities;
+    /// Validated before any vendor call.
+    sandbox_limits limits;
+    log_sink logger;
+};
+
+/// Options of connect_e2b_sandbox. Exactly one of `api_key` and `client` is required.
+struct e2b_connect_options {
+    std::optional<std::string> api_key;
+    std::shared_ptr<e2b::client> client;
+    e2b::client_options client_options;
+
+    std::string sandbox_id;
+    /// Every label must be present with exactly this value, else errc::wrong_owner
+    /// and nothing else happens (no resume, no exec).
+    label_map expected_labels;
+    /// false (default): a paused sandbox stays paused and no connect call is made
+    /// until resume(). true: a paused sandbox is resumed now.
+    bool resume = false;
+    /// The workdir the sandbox was created with (not created again).
+    std::string workdir = "/workspace";
+    /// Timeout sent by resume() (whole seconds, rounded up). Empty: limits.wall_time.
+    std::optional<std::chrono::milliseconds> timeout;
+    std::optional<sandbox_capabilities> capabilities;
+    sandbox_limits limits;
+    log_sink logger;
+};
+
+namespace detail {
+struct e2b_sandbox_core;
+}
+
+/// One E2B sandbox as a disposable_sandbox with processes and pause/resume.
+///
+/// exec/exec_file run under the exec_governor (max_commands, max_concurrent_execs,
+/// max_output_bytes, env caps). Activity never resumes: on a paused sandbox
+/// exec, start_process and process I/O fail with errc::paused and make no vendor
+/// call. Processes (start_process) do not take governor slots: they are
+/// long-running by design; process_sessions caps them.
+///
+/// Per-operation cancellation: terminal, on every operation. A cancelled exec
+/// stops its remote process (SIGKILL) and reports errc::cancelled.
+///
+/// Thread safety: every member may be called concurrently from any thread of a
+/// multi-threaded io_context. Shared state sits behind one mutex (never held
+/// across a suspension); each exec and each process handle runs its I/O on its
+/// own strand.
+///
+/// Lifetime: destroying the object does not destroy the vendor sandbox (the host
+/// owns it; call kill()). Process readers are cancelled on destruction.
+class e2b_sandbox final : public disposable_sandbox, public process_capable, public pausable {
+public:
+    explicit e2b_sandbox(std::shared_ptr<detail::e2b_sandbox_core> core);
+    ~e2b_sandbox() override;
+    e2b_sandbox(e2b_sandbox const&) = delete;
+    e2b_sandbox& operator=(e2b_sandbox const&) = delete;
+
+    std::string const& id() const noexcept override;
+    sandbox_capabilities capabilities() const noexcept override;
+    std::string const& workdir() const noexcept;
+    std::string const& template_name() const noexcept;
+    /// Labels as created, or the vendor metadata seen by connect.
+    label_map const& labels() const noexcept;
+
+    boost::asio::awaitable<result<exec_result>> exec(exec_request req) override;
+    /// Errors: errc::paused (no vendor call), errc::not_found after kill(),
+    /// invalid_argument/limit_exceeded from validate_command and the governor,
+    /// limit_exceeded when output overflows (the process is SIGKILLed),
+    /// errc::cancelled (the process is SIGKILLed). A timeout is not an error:
+    /// outcome timed_out, no exit code. A cut stream: outcome unknown.
+    boost::asio::awaitable<result<exec_result>> exec_file(exec_file_request req) override;
+    /// Refreshes the state from the vendor (get_sandbox_info) unless killed.
+    boost::asio::awaitable<result<sandbox_status>> status() override;
+    /// Pauses with memory; a 503 refusal is errc::service_busy.
+    boost::asio::awaitable<result<void>> stop(stop_options opts) override;
+    /// Destroys the sandbox once; later calls make no vendor call.
+    boost::asio::awaitable<result<void>> kill() override;
+    /// kill(); with export_snapshot errc::unsupported and nothing is destroyed.
+    boost::asio::awaitable<result<void>> close(close_options opts) override;
+
+    process_capable* processes() noexcept override { return this; }
+    pausable* pause_control() noexcept override { return this; }
+
+    boost::asio::awaitable<result<std::unique_ptr<process_handle>>> start_process(process_request req) override;
+    boost::asio::awaitable<result<std::unique_ptr<process_handle>>> attach_process(std::string ref,
+                                                                                   output_callback on_data) override;
+
+    /// 204 paused, 409 already_paused, 503 refused_busy (state stays running).
+    boost::asio::awaitable<result<pause_outcome>> pause(pause_options opts) override;
+    /// Calls the vendor's connect with the configured timeout. After a
+    /// filesystem-only pause this is a reboot: processes are gone and are not restarted.
+    boost::asio::awaitable<result<void>> resume() override;
+
+    /// The sandbox's metadata as the vendor reports it now (get_sandbox_info).
+    boost::asio::awaitable<result<label_map>> fetch_labels();
+
+private:
+    std::shared_ptr<detail::e2b_sandbox_core> core_;
+};
+
+/// Creates an E2B sandbox and its workdir.
+///
+/// Validates everything (client/api_key, limits, timeout, labels, template,
+/// workdir) before any vendor call. Sends autoResume disabled always, and
+/// autoPause true when on_timeout is pause. If set-up fails after the vendor
+/// created the sandbox, the sandbox is killed before the error is reported.
+boost::asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(boost::asio::any_io_executor executor,
+                                                                                 e2b_sandbox_options options);
+
+/// Connects to an existing sandbox: get_sandbox_info, then the label check (fail
+/// closed: errc::wrong_owner and no further call), then connect only when
+/// `resume` is true and the sandbox is paused.
+boost::asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> connect_e2b_sandbox(boost::asio::any_io_executor executor,
+                                                                                  e2b_connect_options options);
+
+}  // namespace prism_e2b
+
+#endif

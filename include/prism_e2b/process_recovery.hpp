@@ -1,0 +1,47 @@
+// Attested process recovery: re-attach a process ref only when the sandbox id,
+// workspace and labels all match what the host expects (contract.md "Process
+// refs and recovery").
+#ifndef PRISM_E2B_PROCESS_RECOVERY_HPP
+#define PRISM_E2B_PROCESS_RECOVERY_HPP
+
+#include <prism_e2b/process.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace prism_e2b {
+
+class e2b_sandbox;
+
+/// Re-attaches processes by ref. A null handle means "cannot be attested or is
+/// gone"; it never carries an error text, so no backend detail leaks.
+class process_recovery_backend {
+public:
+    virtual ~process_recovery_backend() = default;
+    virtual boost::asio::awaitable<std::unique_ptr<process_handle>> attach(std::string ref,
+                                                                           output_callback on_data) = 0;
+};
+
+struct e2b_process_recovery_expectations {
+    std::string expected_sandbox_id;
+    std::string expected_workspace;
+    /// Each must be present with this value in the vendor's current metadata.
+    std::map<std::string, std::string> expected_labels;
+};
+
+/// The attested backend over one e2b_sandbox. attach() checks, in order: the
+/// sandbox's id equals expected_sandbox_id; the ref decodes and names that
+/// sandbox and expected_workspace; the vendor's metadata (get_sandbox_info)
+/// carries every expected label; then e2b_sandbox::attach_process. Any mismatch
+/// or failure: null.
+///
+/// Thread safety: attach() may be called concurrently (the object is immutable).
+std::shared_ptr<process_recovery_backend> create_e2b_process_recovery_backend(
+    std::shared_ptr<e2b_sandbox> sandbox, e2b_process_recovery_expectations expectations);
+
+}  // namespace prism_e2b
+
+#endif

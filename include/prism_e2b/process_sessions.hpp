@@ -1,0 +1,103 @@
+// Process sessions: a host registry of long-running processes over any
+// disposable_sandbox that supports processes (contract.md "Process sessions").
+#ifndef PRISM_E2B_PROCESS_SESSIONS_HPP
+#define PRISM_E2B_PROCESS_SESSIONS_HPP
+
+#include <prism_e2b/error.hpp>
+#include <prism_e2b/limits.hpp>
+#include <prism_e2b/process.hpp>
+#include <prism_e2b/process_recovery.hpp>
+#include <prism_e2b/sandbox.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace prism_e2b {
+
+struct process_sessions_options {
+    /// Must support processes (processes() != nullptr), else errc::unsupported.
+    std::shared_ptr<disposable_sandbox> sandbox;
+    /// Validated at creation (process_session_limits::validate()).
+    process_session_limits limits;
+    /// Used by attach(). Empty: the sandbox's attach_process, wired automatically.
+    std::shared_ptr<process_recovery_backend> recovery;
+};
+
+/// One page of a session's output (stdout and stderr interleaved as received).
+struct process_output_page {
+    std::string data;
+    /// Absolute byte offset to pass to the next output() call.
+    std::uint64_t cursor = 0;
+    /// The process has ended and every retained byte up to `cursor` was returned.
+    bool eof = false;
+};
+
+struct process_session_info {
+    std::string id;
+    std::string owner;
+    std::string ref;
+    std::uint32_t pid = 0;
+    /// Set once the process ended; exit_code only when it exited on its own.
+    std::optional<process_exit> exit;
+    /// Bytes dropped from the front because max_total_output was reached.
+    std::uint64_t dropped_bytes = 0;
+};
+
+namespace detail {
+struct process_sessions_state;
+}
+
+/// Keeps long-running processes by session id for their owners.
+///
+/// Caps (process_session_limits): max_sessions held at once (ended sessions
+/// count until released), max_input_write per input(), max_output_chunk per
+/// page, max_total_output retained per session (the oldest bytes are dropped
+/// and the cursor keeps counting), max_lifetime after which the process is
+/// killed. Every call names its owner; another owner's session is
+/// errc::wrong_owner, an unknown id errc::not_found.
+///
+/// Thread safety: all members may be called concurrently; state sits behind one
+/// mutex, background watchers run on the registry's strand.
+class process_sessions {
+public:
+    /// Errors: errc::unsupported when the sandbox has no process capability;
+    /// errc::invalid_argument for a null sandbox or invalid limits.
+    static result<std::shared_ptr<process_sessions>> create(boost::asio::any_io_executor executor,
+                                                            process_sessions_options options);
+    ~process_sessions();
+    process_sessions(process_sessions const&) = delete;
+    process_sessions& operator=(process_sessions const&) = delete;
+
+    /// Starts a process; returns the session id.
+    boost::asio::awaitable<result<std::string>> start(std::string owner, process_request req);
+    /// Re-attaches a ref through the recovery backend; errc::not_found when it
+    /// cannot be attested (the backend's null).
+    boost::asio::awaitable<result<std::string>> attach(std::string owner, std::string ref);
+    /// Output from `cursor`, at most min(max_bytes, max_output_chunk) bytes.
+    result<process_output_page> output(std::string const& owner, std::string const& id, std::uint64_t cursor,
+                                       std::optional<std::uint64_t> max_bytes = std::nullopt) const;
+    boost::asio::awaitable<result<void>> input(std::string owner, std::string id, std::string bytes);
+    boost::asio::awaitable<result<void>> close_input(std::string owner, std::string id);
+    boost::asio::awaitable<result<process_exit>> wait(std::string owner, std::string id,
+                                                      std::optional<std::chrono::milliseconds> timeout);
+    boost::asio::awaitable<result<void>> signal(std::string owner, std::string id, process_signal sig);
+    boost::asio::awaitable<result<void>> kill(std::string owner, std::string id);
+    /// Forgets the session; the process keeps running (its ref can re-attach).
+    boost::asio::awaitable<result<void>> release(std::string owner, std::string id);
+    result<process_session_info> info(std::string const& owner, std::string const& id) const;
+    std::size_t size() const;
+
+private:
+    explicit process_sessions(std::shared_ptr<detail::process_sessions_state> state);
+    std::shared_ptr<detail::process_sessions_state> state_;
+};
+
+}  // namespace prism_e2b
+
+#endif

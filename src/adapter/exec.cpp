@@ -1,0 +1,205 @@
+// exec_file: admission by the governor, one envd Start stream read to its end,
+// and the three ways we stop the remote process ourselves (timeout,
+// cancellation, output overflow).
+#include "adapter/exec.hpp"
+#include "adapter/process_state.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <random>
+
+namespace asio = boost::asio;
+using namespace boost::asio::experimental::awaitable_operators;
+
+namespace prism_e2b::detail {
+
+namespace {
+
+struct exec_ctx {
+    exec_result res;
+    output_budget* budget = nullptr;
+    output_callback const* on_data = nullptr;
+    bool capture = true;
+    bool overflow = false;
+    bool ended = false;
+    std::optional<std::uint32_t> pid;
+};
+
+// A non-secret tag so a process whose start was cut before we learnt its pid can
+// still be signalled.
+std::string make_exec_tag()
+{
+    static std::atomic<std::uint64_t> counter{0};
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "prism-exec-%016llx-%llu", static_cast<unsigned long long>(rng()),
+                  static_cast<unsigned long long>(counter.fetch_add(1)));
+    return buf;
+}
+
+// Reads until the end event (or overflow). Errors: the stream's own (cut:
+// unknown_outcome, cancelled, ...).
+asio::awaitable<result<void>> read_exec_stream(e2b::process_event_stream& stream, exec_ctx& ctx)
+{
+    for (;;) {
+        auto r = co_await stream.next();
+        if (!r)
+            co_return r.error();
+        if (!*r)
+            co_return error(errc::unknown_outcome, "the process stream ended without an end event", {"exec"});
+        auto& ev = **r;
+        if (auto* s = std::get_if<e2b::start_event>(&ev)) {
+            ctx.pid = s->pid;
+        } else if (auto* d = std::get_if<e2b::data_event>(&ev)) {
+            if (!ctx.budget->consume(d->bytes.size())) {
+                ctx.overflow = true;  // the caller stops the process
+                co_return result<void>();
+            }
+            auto const which = d->stream == e2b::data_event::stream_kind::stderr_data ? output_stream::stderr_stream
+                                                                                       : output_stream::stdout_stream;
+            if (*ctx.on_data && !d->bytes.empty())
+                (*ctx.on_data)(which, d->bytes);
+            if (ctx.capture)
+                (which == output_stream::stderr_stream ? ctx.res.stderr_data : ctx.res.stdout_data) += d->bytes;
+        } else if (auto* end = std::get_if<e2b::end_event>(&ev)) {
+            auto e = map_end_event(*end, false);
+            ctx.res.exit_code = e.exit_code;
+            ctx.res.outcome = e.outcome;
+            ctx.res.status = std::move(e.status);
+            ctx.ended = true;
+            co_return result<void>();
+        }
+    }
+}
+
+asio::awaitable<void> stop_remote(e2b_sandbox_core& core, e2b::envd_target const& target,
+                                  std::optional<std::uint32_t> pid, std::string const& tag, char const* why)
+{
+    e2b::process_selector sel;
+    if (pid)
+        sel.pid = pid;
+    else
+        sel.tag = tag;
+    auto r = co_await core.client->send_signal(target, sel, process_signal::sigkill);
+    if (!r && r.error() != errc::not_found)
+        core.log(log_level::warning, std::string("exec: could not stop the process after ") + why + ": " +
+                                         r.error().to_string());
+}
+
+asio::awaitable<result<exec_result>> exec_body(std::shared_ptr<e2b_sandbox_core> core, exec_file_request req)
+{
+    co_await asio::this_coro::throw_if_cancelled(false);
+    auto const cancelled = [&]() -> asio::awaitable<bool> {
+        co_return (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
+    };
+
+    if (auto v = validate_command(req.file, req.args, req.env, core->limits); !v)
+        co_return v.error();
+    if (req.cwd && (req.cwd->empty() || req.cwd->find('\0') != std::string::npos))
+        co_return error(errc::invalid_argument, "cwd must be a path without NUL", {"exec"});
+    if (req.timeout.count() < 0)
+        co_return error(errc::invalid_argument, "timeout must not be negative", {"exec"});
+    // Activity never resumes: a paused sandbox fails here, before any vendor call.
+    if (auto t = core->activity_target("exec"); !t)
+        co_return t.error();
+
+    auto permit = co_await core->governor.acquire();
+    if (!permit)
+        co_return permit.error();
+    auto target = core->activity_target("exec");  // the state may have changed while queued
+    if (!target)
+        co_return target.error();
+
+    auto const tag = make_exec_tag();
+    e2b::start_process_params params;
+    params.process.cmd = req.file;
+    params.process.args = req.args;
+    params.process.envs = std::move(req.env);
+    params.process.cwd = req.cwd.value_or(core->workdir);
+    params.stdin = false;
+    params.tag = tag;
+    // envd kills the process at Connect-Timeout-Ms: without a per-command timeout
+    // send none; with one, send it plus a margin so our timeout fires first.
+    params.timeout = req.timeout.count() > 0 ? req.timeout + exec_deadline_margin : std::chrono::milliseconds(0);
+
+    auto stream = co_await core->client->start_process(*target, std::move(params));
+    if (!stream) {
+        if (co_await cancelled()) {
+            co_await asio::this_coro::reset_cancellation_state();
+            co_await stop_remote(*core, *target, std::nullopt, tag, "cancellation");
+            co_return error(errc::cancelled, "exec was cancelled", {"exec"});
+        }
+        co_return stream.error();
+    }
+
+    exec_ctx ctx;
+    ctx.budget = &permit->budget();
+    ctx.on_data = &req.on_data;
+    ctx.capture = req.capture_output;
+
+    result<void> rr;
+    bool timed_out = false;
+    if (req.timeout.count() > 0) {
+        asio::steady_timer timer(co_await asio::this_coro::executor, req.timeout);
+        auto v = co_await (read_exec_stream(**stream, ctx) || timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+        if (v.index() == 0)
+            rr = std::get<0>(std::move(v));
+        else
+            timed_out = !std::get<0>(std::get<1>(v));
+    } else {
+        rr = co_await read_exec_stream(**stream, ctx);
+    }
+    (*stream)->close();
+
+    if (co_await cancelled()) {
+        co_await asio::this_coro::reset_cancellation_state();
+        if (!ctx.ended)
+            co_await stop_remote(*core, *target, ctx.pid, tag, "cancellation");
+        co_return error(errc::cancelled, "exec was cancelled; the process was stopped", {"exec"});
+    }
+    if (timed_out && !ctx.ended) {
+        co_await stop_remote(*core, *target, ctx.pid, tag, "its timeout");
+        exec_result res = std::move(ctx.res);
+        res.exit_code.reset();
+        res.outcome = exit_outcome::timed_out;
+        res.status = "timed out after " + std::to_string(req.timeout.count()) + " ms; the process was stopped";
+        co_return res;
+    }
+    if (ctx.overflow) {
+        co_await stop_remote(*core, *target, ctx.pid, tag, "output overflow");
+        co_return error(errc::limit_exceeded,
+                        "output exceeded max_output_bytes (" + std::to_string(permit->budget().max()) +
+                            "); the process was stopped",
+                        {"exec"});
+    }
+    if (ctx.ended)
+        co_return std::move(ctx.res);
+    if (!rr && rr.error() != errc::unknown_outcome && !ctx.pid)
+        co_return rr.error();
+    // A stream cut before the end: the outcome is unknown, never an exit code.
+    exec_result res = std::move(ctx.res);
+    res.exit_code.reset();
+    res.outcome = exit_outcome::unknown;
+    res.status = rr ? std::string("the process stream ended without an end event") : rr.error().message();
+    co_return res;
+}
+
+}  // namespace
+
+asio::awaitable<result<exec_result>> run_exec(std::shared_ptr<e2b_sandbox_core> core, exec_file_request req)
+{
+    // Each exec runs on its own strand: its timer, stream and callbacks never race,
+    // while execs of one sandbox still run in parallel.
+    auto strand = asio::make_strand(core->executor);
+    co_return co_await asio::co_spawn(strand, exec_body(std::move(core), std::move(req)), asio::use_awaitable);
+}
+
+}  // namespace prism_e2b::detail

@@ -1,0 +1,24 @@
+// exec_file under the governor: one remote process per command, streamed to
+// the end, stopped (SIGKILL) on timeout, cancellation and output overflow.
+#ifndef PRISM_E2B_ADAPTER_EXEC_HPP
+#define PRISM_E2B_ADAPTER_EXEC_HPP
+
+#include "adapter/sandbox_core.hpp"
+
+#include <prism_e2b/sandbox.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <memory>
+
+namespace prism_e2b::detail {
+
+/// Margin added to an exec's timeout for envd's Connect-Timeout-Ms: envd kills
+/// the process at that deadline, so ours must fire first and report timed_out.
+inline constexpr std::chrono::milliseconds exec_deadline_margin{30000};
+
+boost::asio::awaitable<result<exec_result>> run_exec(std::shared_ptr<e2b_sandbox_core> core, exec_file_request req);
+
+}  // namespace prism_e2b::detail
+
+#endif
