@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 
-import { CommandExitError, NotFoundError, Sandbox, ServiceBusyError } from 'e2b'
+import { CommandExitError, NotFoundError, Sandbox, SandboxNotFoundError, ServiceBusyError, TimeoutError } from 'e2b'
 
 import { OutputCollector, runId, startServer, waitFor, within } from './harness.mjs'
 
@@ -130,8 +130,12 @@ test('injected 503 on pause gives ServiceBusyError and the sandbox stays running
 test('envd calls to a paused sandbox fail; kill of a paused sandbox works', { timeout: 60_000 }, async () => {
   const sbx = await server.create({ metadata: { suite: 'pause', run: runId() }, timeoutMs: 120_000 })
   assert.equal(await sbx.pause(), true)
-  await assert.rejects(sbx.commands.run('true'))
-  await assert.rejects(sbx.files.read('/home/user/x'))
+  // As on E2B, envd of a paused sandbox answers 502 (see the kill test for
+  // how the SDK maps that).
+  assert.equal(await sbx.isRunning(), false)
+  await assert.rejects(sbx.commands.run('true'), SandboxNotFoundError)
+  await assert.rejects(sbx.commands.list(), TimeoutError)
+  await assert.rejects(sbx.files.read('/home/user/x'), TimeoutError)
   assert.equal(await sbx.kill(), true)
   await assert.rejects(sbx.getInfo(), (err) => err instanceof NotFoundError)
 })

@@ -123,8 +123,12 @@ test('kill: the sandbox is gone', { timeout: 60_000 }, async () => {
   assert.ok(!ids.includes(sbx.sandboxId), 'killed sandbox not listed')
   // A second kill finds nothing: the SDK maps 404 to false.
   assert.equal(await Sandbox.kill(sbx.sandboxId, server.opts), false)
-  // envd of a killed sandbox answers 502, which the SDK reports as TimeoutError.
-  await assert.rejects(sbx.commands.run('true'), TimeoutError)
+  // envd of a killed sandbox answers 502 (Connect code unavailable). The SDK
+  // reports that as SandboxNotFoundError when starting a process
+  // (handleProcessStartEvent) and as TimeoutError on unary calls and /files.
+  await assert.rejects(sbx.commands.run('true'), SandboxNotFoundError)
+  await assert.rejects(sbx.commands.list(), TimeoutError)
+  await assert.rejects(sbx.files.read('/home/user/x'), TimeoutError)
   await assert.rejects(Sandbox.connect(sbx.sandboxId, server.opts), SandboxNotFoundError)
 })
 
