@@ -1,0 +1,58 @@
+// The attested recovery backend over one e2b_sandbox: every expectation must
+// match before a ref is re-attached; anything else is a silent null.
+#include <prism_e2b/e2b_sandbox.hpp>
+#include <prism_e2b/process_recovery.hpp>
+#include <prism_e2b/process_ref.hpp>
+
+namespace asio = boost::asio;
+
+namespace prism_e2b {
+
+namespace {
+
+/// Immutable after construction: attach() may run concurrently.
+class e2b_recovery_backend final : public process_recovery_backend {
+public:
+    e2b_recovery_backend(std::shared_ptr<e2b_sandbox> s, e2b_process_recovery_expectations e)
+        : sandbox_(std::move(s)), expect_(std::move(e))
+    {
+    }
+
+    asio::awaitable<std::unique_ptr<process_handle>> attach(std::string ref, output_callback on_data) override
+    {
+        using handle_ptr = std::unique_ptr<process_handle>;
+        if (!sandbox_ || expect_.expected_sandbox_id.empty() || sandbox_->id() != expect_.expected_sandbox_id)
+            co_return handle_ptr();
+        auto rec = decode_process_ref(ref);
+        if (!rec || rec->sandbox_id != expect_.expected_sandbox_id || rec->workspace != expect_.expected_workspace ||
+            sandbox_->workdir() != expect_.expected_workspace)
+            co_return handle_ptr();
+        // Labels are attested by the vendor now, not by what we remember.
+        auto labels = co_await sandbox_->fetch_labels();
+        if (!labels)
+            co_return handle_ptr();
+        for (auto const& [k, v] : expect_.expected_labels) {
+            auto it = labels->find(k);
+            if (it == labels->end() || it->second != v)
+                co_return handle_ptr();
+        }
+        auto h = co_await sandbox_->attach_process(std::move(ref), std::move(on_data));
+        if (!h)
+            co_return handle_ptr();  // never leak backend error text
+        co_return std::move(*h);
+    }
+
+private:
+    std::shared_ptr<e2b_sandbox> sandbox_;
+    e2b_process_recovery_expectations expect_;
+};
+
+}  // namespace
+
+std::shared_ptr<process_recovery_backend> create_e2b_process_recovery_backend(
+    std::shared_ptr<e2b_sandbox> sandbox, e2b_process_recovery_expectations expectations)
+{
+    return std::make_shared<e2b_recovery_backend>(std::move(sandbox), std::move(expectations));
+}
+
+}  // namespace prism_e2b
