@@ -102,6 +102,36 @@ export class LocalServer {
     return this.admin('POST', '/admin/faults/pause-busy', { count })
   }
 
+  /** The next `count` creates answer 429 with `Retry-After: retryAfter` (seconds). */
+  async throttleNextCreates(count, retryAfter) {
+    return this.admin('POST', '/admin/faults/create-throttle', { count, retryAfter })
+  }
+
+  /** Adds `ms` before answering requests whose path starts with `route` (0 clears). */
+  async addLatency(route, ms) {
+    return this.admin('POST', '/admin/faults/latency', { route, ms })
+  }
+
+  /** The next `count` process streams are cut after `afterBytes` bytes, with no end event. */
+  async cutNextStreams(afterBytes, count = 1) {
+    return this.admin('POST', '/admin/faults/cut-stream', { afterBytes, count })
+  }
+
+  /** Kills the sandbox `afterMs` after its next process starts. */
+  async killDuringExec(sandboxID, afterMs) {
+    return this.admin('POST', '/admin/faults/kill-during-exec', { sandboxID, afterMs })
+  }
+
+  /** Clears every fault switch. */
+  async resetFaults() {
+    return this.admin('POST', '/admin/faults/reset')
+  }
+
+  /** `{ peak, running }`: concurrently running processes in a sandbox. */
+  async peakExecs(sandboxId) {
+    return this.admin('GET', `/admin/sandboxes/${encodeURIComponent(sandboxId)}/peak-execs`)
+  }
+
   /** Throws if the server process has died (so a test reports a crash, not a hang). */
   assertAlive() {
     if (this.exited) {
