@@ -1,0 +1,77 @@
+// A FIFO async semaphore for coroutines: bounds connections per origin and
+// envd requests in flight. Waiters queue in arrival order instead of failing.
+#ifndef PRISM_E2B_WIRE_ASYNC_SEMAPHORE_HPP
+#define PRISM_E2B_WIRE_ASYNC_SEMAPHORE_HPP
+
+#include <prism_e2b/error.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+
+namespace prism_e2b::wire {
+
+class async_semaphore;
+
+/// One unit of an async_semaphore; returned on destruction (move-only).
+class semaphore_permit {
+public:
+    semaphore_permit() = default;
+    semaphore_permit(semaphore_permit&& o) noexcept : sem_(std::exchange(o.sem_, nullptr)) {}
+    semaphore_permit& operator=(semaphore_permit&& o) noexcept
+    {
+        if (this != &o) {
+            reset();
+            sem_ = std::exchange(o.sem_, nullptr);
+        }
+        return *this;
+    }
+    ~semaphore_permit() { reset(); }
+    void reset() noexcept;
+    explicit operator bool() const noexcept { return sem_ != nullptr; }
+
+private:
+    friend class async_semaphore;
+    explicit semaphore_permit(std::shared_ptr<async_semaphore> s) noexcept : sem_(std::move(s)) {}
+    std::shared_ptr<async_semaphore> sem_;
+};
+
+/// Counting semaphore whose acquire() suspends the coroutine when no unit is
+/// free; units are handed to waiters in FIFO order.
+///
+/// Thread safety: all members may be called concurrently (a mutex guards the
+/// count and the queue; each waiter is woken through its own concurrent channel).
+/// Per-operation cancellation of acquire(): terminal; the result is then
+/// errc::cancelled and no unit is held.
+class async_semaphore : public std::enable_shared_from_this<async_semaphore> {
+public:
+    static std::shared_ptr<async_semaphore> create(std::size_t units);
+
+    boost::asio::awaitable<result<semaphore_permit>> acquire();
+    /// A unit if one is free now, else an empty permit.
+    semaphore_permit try_acquire();
+
+    std::size_t available() const;
+    std::size_t waiting() const;
+    std::size_t capacity() const noexcept { return units_; }
+
+    struct waiter;  // private to the implementation
+
+private:
+    explicit async_semaphore(std::size_t units) : units_(units), free_(units) {}
+    friend class semaphore_permit;
+    void release() noexcept;
+
+    std::size_t const units_;
+    mutable std::mutex mutex_;
+    std::size_t free_;
+    std::deque<std::shared_ptr<waiter>> queue_;
+};
+
+}  // namespace prism_e2b::wire
+
+#endif

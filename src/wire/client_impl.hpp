@@ -1,0 +1,99 @@
+// The real e2b::client: control plane (control_plane.cpp), envd unary and
+// plain HTTP (envd_client.cpp), envd process streams (process_stream.cpp).
+#ifndef PRISM_E2B_WIRE_CLIENT_IMPL_HPP
+#define PRISM_E2B_WIRE_CLIENT_IMPL_HPP
+
+#include <prism_e2b/e2b/client.hpp>
+
+#include "wire/async_semaphore.hpp"
+#include "wire/http_transport.hpp"
+#include "wire/retry.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace prism_e2b::wire {
+
+inline constexpr std::string_view envd_port = "49983";
+
+/// Thread safety: every member may be called concurrently; the object holds
+/// only immutable configuration plus the thread-safe transport and semaphore.
+class client_impl final : public e2b::client {
+public:
+    client_impl(boost::asio::any_io_executor ex, e2b::resolved_client_options opts,
+                std::shared_ptr<http_transport> transport, origin api, std::optional<origin> sandbox);
+
+    // control plane
+    boost::asio::awaitable<result<e2b::sandbox_handle>> create_sandbox(e2b::create_sandbox_params params) override;
+    boost::asio::awaitable<result<e2b::connect_result>> connect_sandbox(std::string sandbox_id,
+                                                                        std::chrono::seconds timeout) override;
+    boost::asio::awaitable<result<e2b::pause_reply>> pause_sandbox(std::string sandbox_id, bool memory) override;
+    boost::asio::awaitable<result<bool>> kill_sandbox(std::string sandbox_id) override;
+    boost::asio::awaitable<result<e2b::sandbox_info>> get_sandbox_info(std::string sandbox_id) override;
+    boost::asio::awaitable<result<e2b::sandbox_page>> list_sandboxes(e2b::list_params params) override;
+    boost::asio::awaitable<result<void>> set_sandbox_timeout(std::string sandbox_id,
+                                                             std::chrono::seconds timeout) override;
+
+    // envd: process
+    boost::asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> start_process(
+        e2b::envd_target target, e2b::start_process_params params) override;
+    boost::asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> connect_process(
+        e2b::envd_target target, e2b::process_selector selector, std::chrono::milliseconds timeout) override;
+    boost::asio::awaitable<result<std::vector<e2b::process_info>>> list_processes(e2b::envd_target target) override;
+    boost::asio::awaitable<result<void>> send_stdin(e2b::envd_target target, e2b::process_selector selector,
+                                                    std::string bytes) override;
+    boost::asio::awaitable<result<void>> close_stdin(e2b::envd_target target, e2b::process_selector selector) override;
+    boost::asio::awaitable<result<void>> send_signal(e2b::envd_target target, e2b::process_selector selector,
+                                                     process_signal sig) override;
+
+    // envd: files
+    boost::asio::awaitable<result<std::string>> read_file(e2b::envd_target target, std::string path) override;
+    boost::asio::awaitable<result<e2b::entry_info>> write_file(e2b::envd_target target, std::string path,
+                                                               std::string data) override;
+    boost::asio::awaitable<result<bool>> make_dir(e2b::envd_target target, std::string path) override;
+    boost::asio::awaitable<result<e2b::entry_info>> stat(e2b::envd_target target, std::string path) override;
+    boost::asio::awaitable<result<std::vector<e2b::entry_info>>> list_dir(e2b::envd_target target, std::string path,
+                                                                          std::uint32_t depth) override;
+    boost::asio::awaitable<result<e2b::entry_info>> move(e2b::envd_target target, std::string source,
+                                                         std::string destination) override;
+    boost::asio::awaitable<result<void>> remove(e2b::envd_target target, std::string path) override;
+    boost::asio::awaitable<result<bool>> health(e2b::envd_target target) override;
+
+    http_transport& transport() noexcept { return *transport_; }
+
+private:
+    /// One control-plane request with retries; errors are transport errors only.
+    boost::asio::awaitable<result<http_response>> api_call(std::string method, std::string target,
+                                                           std::optional<std::string> body, bool idempotent);
+    result<origin> envd_origin(e2b::envd_target const& t) const;
+    header_list envd_headers(e2b::envd_target const& t, std::optional<std::string> const& user) const;
+    /// A unary Connect call: 200 yields the body, anything else the mapped error.
+    boost::asio::awaitable<result<std::string>> envd_unary(std::string rpc, e2b::envd_target target, std::string body,
+                                                          bool idempotent);
+    /// A plain envd HTTP request (files, health), holding an in-flight slot.
+    boost::asio::awaitable<result<http_response>> envd_http(e2b::envd_target target, http_request req,
+                                                            retry_policy policy);
+    boost::asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> open_process_stream(
+        std::string rpc, e2b::envd_target target, std::string body, std::chrono::milliseconds deadline,
+        std::optional<std::string> user);
+    retry_policy policy(bool idempotent) const;
+
+    boost::asio::any_io_executor ex_;
+    e2b::resolved_client_options opts_;
+    std::shared_ptr<http_transport> transport_;
+    origin api_;
+    std::optional<origin> sandbox_;
+    std::shared_ptr<async_semaphore> envd_slots_;
+};
+
+/// Makes a process_event_stream over an open Connect server stream (process_stream.cpp).
+std::unique_ptr<e2b::process_event_stream> make_process_event_stream(std::unique_ptr<http_stream> stream,
+                                                                    semaphore_permit slot, std::string operation);
+
+/// -1, 0, 1 comparing dotted versions ("0.5.7"); missing parts are 0.
+int compare_versions(std::string_view a, std::string_view b) noexcept;
+
+}  // namespace prism_e2b::wire
+
+#endif
