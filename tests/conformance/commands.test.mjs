@@ -5,13 +5,17 @@ import { after, before, test } from 'node:test'
 
 import { CommandExitError, NotFoundError } from 'e2b'
 
-import { OutputCollector, runId, startServer, waitFor } from './harness.mjs'
+import { OutputCollector, runId, startServer, waitFor, within } from './harness.mjs'
 
 let server
 let sbx
 before(async () => {
   server = await startServer()
-  sbx = await server.create({ metadata: { suite: 'commands', run: runId() }, timeoutMs: 300_000 })
+  sbx = await server.create({
+    metadata: { suite: 'commands', run: runId() },
+    timeoutMs: 300_000,
+    envs: { SBX_LEVEL: 'from-create', OVERRIDDEN: 'sandbox' },
+  })
 })
 after(async () => {
   await server?.stop()
@@ -35,7 +39,7 @@ test('commands.run: stderr', { timeout: 30_000 }, async () => {
   assert.equal(streamed.text, 'oops\n')
 })
 
-test('commands.run: binary-safe, larger output arrives complete and in order', { timeout: 30_000 }, async () => {
+test('commands.run: larger output arrives complete and in order', { timeout: 30_000 }, async () => {
   const res = await sbx.commands.run('seq 1 20000')
   const lines = res.stdout.trimEnd().split('\n')
   assert.equal(lines.length, 20000)
@@ -70,6 +74,13 @@ test('commands.run: env', { timeout: 30_000 }, async () => {
   // Envs are per command, not sticky.
   const next = await sbx.commands.run('printf "%s" "${FOO-unset}"')
   assert.equal(next.stdout, 'unset')
+})
+
+test('sandbox-level envs from create reach every command; per-command envs win', { timeout: 30_000 }, async () => {
+  const res = await sbx.commands.run('printf "%s|%s" "$SBX_LEVEL" "$OVERRIDDEN"', { envs: { OVERRIDDEN: 'command' } })
+  assert.equal(res.stdout, 'from-create|command')
+  const plain = await sbx.commands.run('printf "%s" "$OVERRIDDEN"')
+  assert.equal(plain.stdout, 'sandbox')
 })
 
 test('commands.run: cwd', { timeout: 30_000 }, async () => {
@@ -130,6 +141,21 @@ test('background command + commands.connect + sendStdin + kill', { timeout: 60_0
   await assert.rejects(sbx.commands.sendStdin(handle.pid, 'x\n'), NotFoundError)
 })
 
+test('closeStdin: the command sees end of input and exits 0', { timeout: 30_000 }, async () => {
+  const h = await sbx.commands.run('cat; echo "[eof]"', { background: true, stdin: true, timeoutMs: 0 })
+  await h.sendStdin('line one\n')
+  await h.sendStdin('line two\n')
+  await h.closeStdin()
+  const res = await within(10_000, h.wait(), 'cat to exit after closeStdin')
+  assert.equal(res.exitCode, 0)
+  assert.equal(res.stdout, 'line one\nline two\n[eof]\n')
+})
+
+test('a command started without stdin: true reads end of input at once', { timeout: 30_000 }, async () => {
+  const res = await within(10_000, sbx.commands.run('cat; echo done'), 'cat with closed stdin to exit')
+  assert.equal(res.stdout, 'done\n')
+})
+
 test('commands.list shows running commands with their config', { timeout: 60_000 }, async () => {
   const tag = runId()
   const cmd = `sleep 300 # ${tag}`
@@ -160,7 +186,7 @@ test('commands.list shows running commands with their config', { timeout: 60_000
   assert.ok(!after.includes(handle.pid) && !after.includes(second.pid), `killed commands not listed: ${after}`)
 })
 
-test('commands.run: a finished command is not listed and its exit is reported once', { timeout: 30_000 }, async () => {
+test('a finished background command: wait() gives its result and it is no longer listed', { timeout: 30_000 }, async () => {
   const h = await sbx.commands.run('sleep 0.3; echo done', { background: true })
   const res = await h.wait()
   assert.equal(res.exitCode, 0)
