@@ -17,6 +17,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,8 @@ using acquire_handler = asio::any_completion_handler<acquire_signature>;
 
 // A queued acquirer: its type-erased handler and the executor it completes on
 // (kept concrete because any_completion_executor cannot post in Boost 1.81).
+// Only ever move-constructed: Boost 1.81's any_completion_handler move
+// assignment wraps the handler in itself recursively (stack overflow).
 struct acquire_waiter {
     acquire_handler handler;
     asio::any_io_executor executor;
@@ -69,7 +72,7 @@ struct exec_permit::shared_state : std::enable_shared_from_this<shared_state> {
     // Returns a slot; hands it directly to the oldest waiter if there is one.
     void release() noexcept
     {
-        acquire_waiter next;
+        std::optional<acquire_waiter> next;
         {
             std::lock_guard lock(mutex);
             if (waiters.empty()) {
@@ -78,14 +81,14 @@ struct exec_permit::shared_state : std::enable_shared_from_this<shared_state> {
             }
             // The slot moves to the waiter: in_flight stays unchanged.
             auto it = waiters.begin();
-            next = std::move(it->second);
+            next.emplace(std::move(it->second));
             waiters.erase(it);
         }
         bool handed = false;
         try {
             auto permit = make_permit();
             handed = true;
-            complete(std::move(next), std::move(permit));
+            complete(std::move(*next), std::move(permit));
         } catch (...) {
             // Out of memory. If the permit exists, destroying it (with the
             // unrun handler) returned the slot already; otherwise return it here.
@@ -99,17 +102,17 @@ struct exec_permit::shared_state : std::enable_shared_from_this<shared_state> {
     // The waiter `id` leaves the queue if it is still there.
     void cancel(std::uint64_t id)
     {
-        acquire_waiter h;
+        std::optional<acquire_waiter> h;
         {
             std::lock_guard lock(mutex);
             auto it = waiters.find(id);
             if (it == waiters.end())
                 return;  // already granted, cancelled or failed
-            h = std::move(it->second);
+            h.emplace(std::move(it->second));
             waiters.erase(it);
             --admitted;  // refund: the command never ran
         }
-        complete(std::move(h), error(errc::cancelled, "cancelled while waiting for an exec slot", {"acquire"}));
+        complete(std::move(*h), error(errc::cancelled, "cancelled while waiting for an exec slot", {"acquire"}));
     }
 
     // Installed in the waiter's cancellation slot. It may fire after the waiter
@@ -138,37 +141,42 @@ struct exec_permit::shared_state : std::enable_shared_from_this<shared_state> {
         void operator()(Handler&& handler) const
         {
             auto& s = *state;
+            // Type-erase first: any_completion_handler puts its own forwarding
+            // state into the caller's slot (replacing whatever was there) and
+            // exposes a child slot, which is where our handler belongs.
+            auto waiter = make_waiter(std::forward<Handler>(handler));
             // Install the cancellation handler before the waiter can become
             // visible to another thread (which could complete it and let the
-            // coroutine reuse its slot), and outside the lock (emplace destroys
-            // the slot's previous handler). If the waiter is never queued, the
-            // handler later finds nothing to cancel.
+            // coroutine reuse its slot), and outside the lock. If the waiter is
+            // never queued, the handler later finds nothing to cancel.
             auto const id = s.next_id.fetch_add(1, std::memory_order_relaxed);
-            auto slot = asio::get_associated_cancellation_slot(handler);
+            auto slot = waiter.handler.get_cancellation_slot();
             if (slot.is_connected())
                 slot.template emplace<waiter_cancellation>(waiter_cancellation{state, id});
 
             std::unique_lock lock(s.mutex);
             if (s.closed) {
                 lock.unlock();
-                return s.complete(make_waiter(std::forward<Handler>(handler)),
+                return s.complete(std::move(waiter),
                                   error(errc::cancelled, "the exec governor was destroyed", {"acquire"}));
             }
             if (s.admitted >= s.limits.max_commands) {
                 auto const max = s.limits.max_commands;
                 lock.unlock();
-                return s.complete(make_waiter(std::forward<Handler>(handler)),
+                return s.complete(std::move(waiter),
                                   error(errc::limit_exceeded,
                                         "max_commands = " + std::to_string(max) + " commands already admitted",
                                         {"acquire"}));
             }
-            ++s.admitted;
             if (s.waiters.empty() && s.in_flight < s.limits.max_concurrent_execs) {
+                auto permit = s.make_permit();
+                ++s.admitted;
                 ++s.in_flight;
                 lock.unlock();
-                return s.complete(make_waiter(std::forward<Handler>(handler)), s.make_permit());
+                return s.complete(std::move(waiter), std::move(permit));
             }
-            s.waiters.emplace(id, make_waiter(std::forward<Handler>(handler)));
+            s.waiters.emplace(id, std::move(waiter));
+            ++s.admitted;
         }
     };
 };
