@@ -9,7 +9,7 @@ namespace prism_e2b {
 
 struct secret_redactor::state {
     mutable std::shared_mutex mutex;
-    std::vector<std::string> secrets;  // longest first, so a secret containing another is replaced whole
+    std::vector<std::string> secrets;  // longest first (contains_secret finds long ones first)
 };
 
 secret_redactor::secret_redactor() : state_(std::make_unique<state>()) {}
@@ -29,14 +29,33 @@ void secret_redactor::add(std::string_view secret)
 
 std::string secret_redactor::redact(std::string_view text) const
 {
-    std::string out(text);
-    std::shared_lock lock(state_->mutex);
-    for (auto const& s : state_->secrets) {
-        std::size_t pos = 0;
-        while ((pos = out.find(s, pos)) != std::string::npos) {
-            out.replace(pos, s.size(), replacement);
-            pos += replacement.size();
+    // Mark every byte covered by any occurrence of any secret in the original
+    // text (overlapping occurrences included), then replace each covered run
+    // once. Replacing secret by secret instead would let the tail of one
+    // secret survive when another overlapping secret was replaced first.
+    std::vector<bool> covered;
+    {
+        std::shared_lock lock(state_->mutex);
+        for (auto const& s : state_->secrets) {
+            for (auto pos = text.find(s); pos != std::string_view::npos; pos = text.find(s, pos + 1)) {
+                if (covered.empty())
+                    covered.resize(text.size(), false);
+                std::fill(covered.begin() + static_cast<std::ptrdiff_t>(pos),
+                          covered.begin() + static_cast<std::ptrdiff_t>(pos + s.size()), true);
+            }
         }
+    }
+    if (covered.empty())
+        return std::string(text);
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size();) {
+        if (!covered[i]) {
+            out += text[i++];
+            continue;
+        }
+        out += replacement;
+        while (i < text.size() && covered[i]) ++i;
     }
     return out;
 }
