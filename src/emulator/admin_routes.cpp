@@ -1,0 +1,122 @@
+// Fault-injection admin routes (documented in include/prism_e2b/local_server.hpp),
+// guarded by X-Admin-Token; disabled when no admin token was configured.
+#include "emulator/server_state.hpp"
+
+#include <boost/json.hpp>
+
+namespace prism_e2b::local::detail {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+std::int64_t int_field(json::object const& o, std::string_view k, std::int64_t dflt)
+{
+    auto it = o.find(k);
+    if (it == o.end())
+        return dflt;
+    if (it->value().is_int64())
+        return it->value().as_int64();
+    if (it->value().is_uint64())
+        return static_cast<std::int64_t>(std::min<std::uint64_t>(it->value().as_uint64(), INT64_MAX));
+    return dflt;
+}
+
+http_response no_content()
+{
+    http_response r;
+    r.status = 204;
+    return r;
+}
+
+}  // namespace
+
+asio::awaitable<void> handle_admin(std::shared_ptr<server_state> st, http_request req, response_sink& sink)
+{
+    if (st->opts.admin_token.empty()) {
+        co_await sink.send(rest_error(404, "admin routes are disabled"));
+        co_return;
+    }
+    if (!secure_equals(req.header("x-admin-token"), st->opts.admin_token)) {
+        co_await sink.send(rest_error(401, "invalid or missing admin token"));
+        co_return;
+    }
+    std::string_view path(req.path);
+    if (req.method == "GET" && path.rfind("/admin/sandboxes/", 0) == 0 && path.size() > 17 &&
+        path.substr(path.size() - 11) == "/peak-execs") {
+        std::string id(path.substr(17, path.size() - 17 - 11));
+        auto sb = st->find(id);
+        if (!sb) {
+            co_await sink.send(rest_error(404, "sandbox not found"));
+            co_return;
+        }
+        json::object o;
+        {
+            std::lock_guard lk(sb->mutex);
+            o["peak"] = sb->peak;
+            o["running"] = sb->running;
+        }
+        http_response r;
+        r.body = json::serialize(o);
+        co_await sink.send(std::move(r));
+        co_return;
+    }
+    if (req.method != "POST" || path.rfind("/admin/faults/", 0) != 0) {
+        co_await sink.send(rest_error(404, "no such admin route"));
+        co_return;
+    }
+    json::object o;
+    if (!req.body.empty()) {
+        boost::system::error_code ec;
+        auto v = json::parse(req.body, ec);
+        if (ec || !v.is_object()) {
+            co_await sink.send(rest_error(400, "body must be a JSON object"));
+            co_return;
+        }
+        o = std::move(v.as_object());
+    }
+    auto const what = path.substr(14);
+    auto& f = st->faults;
+    if (what == "pause-busy") {
+        f.fail_next_pauses(static_cast<unsigned>(std::max<std::int64_t>(0, int_field(o, "count", 1))));
+    } else if (what == "create-throttle") {
+        f.throttle_next_creates(static_cast<unsigned>(std::max<std::int64_t>(0, int_field(o, "count", 1))),
+                                std::chrono::seconds(std::max<std::int64_t>(0, int_field(o, "retryAfter", 1))));
+    } else if (what == "latency") {
+        std::string route;
+        if (auto it = o.find("route"); it != o.end() && it->value().is_string())
+            route = std::string(it->value().as_string());
+        f.add_latency(route, std::chrono::milliseconds(std::max<std::int64_t>(0, int_field(o, "ms", 0))));
+    } else if (what == "cut-stream") {
+        f.cut_next_streams(static_cast<std::size_t>(std::max<std::int64_t>(0, int_field(o, "afterBytes", 0))),
+                           static_cast<unsigned>(std::max<std::int64_t>(0, int_field(o, "count", 1))));
+    } else if (what == "kill-during-exec") {
+        std::string id;
+        if (auto it = o.find("sandboxID"); it != o.end() && it->value().is_string())
+            id = std::string(it->value().as_string());
+        auto sb = st->find(id);
+        if (!sb) {
+            co_await sink.send(rest_error(404, "sandbox not found"));
+            co_return;
+        }
+        auto const after = std::chrono::milliseconds(std::max<std::int64_t>(0, int_field(o, "afterMs", 0)));
+        bool running;
+        {
+            std::lock_guard lk(sb->mutex);
+            running = sb->running > 0;
+        }
+        if (running && after.count() == 0)
+            st->kill_sandbox(sb);
+        else
+            f.kill_sandbox_during_exec(id, after);
+    } else if (what == "reset") {
+        f.reset();
+    } else {
+        co_await sink.send(rest_error(404, "no such fault"));
+        co_return;
+    }
+    co_await sink.send(no_content());
+}
+
+}  // namespace prism_e2b::local::detail

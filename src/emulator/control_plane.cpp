@@ -1,0 +1,487 @@
+// Control-plane REST routes (e2b-spec/openapi.yml): create, info, list v2,
+// kill, pause, connect, legacy resume, timeout. X-API-KEY required.
+#include "emulator/server_state.hpp"
+
+#include <boost/json.hpp>
+
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+namespace prism_e2b::local::detail {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::int64_t max_timeout_seconds = 86400;
+
+struct parsed_body {
+    json::object obj;
+    std::optional<http_response> err;
+};
+
+/// Parses a JSON object body; an empty body is an empty object when allowed.
+parsed_body parse_object(std::string const& body, bool empty_ok)
+{
+    parsed_body out;
+    if (body.empty()) {
+        if (!empty_ok)
+            out.err = rest_error(400, "request body is required");
+        return out;
+    }
+    boost::system::error_code ec;
+    json::value v = json::parse(body, ec);
+    if (ec) {
+        out.err = rest_error(400, "request body is not valid JSON: " + ec.message());
+        return out;
+    }
+    if (!v.is_object()) {
+        out.err = rest_error(400, "request body must be a JSON object");
+        return out;
+    }
+    out.obj = std::move(v.as_object());
+    return out;
+}
+
+/// Reads an optional integer field; error text when present but not an integer.
+std::optional<std::string> get_int(json::object const& o, std::string_view key, std::optional<std::int64_t>& out)
+{
+    auto it = o.find(key);
+    if (it == o.end() || it->value().is_null())
+        return std::nullopt;
+    auto const& v = it->value();
+    if (v.is_int64())
+        out = v.as_int64();
+    else if (v.is_uint64() && v.as_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
+        out = static_cast<std::int64_t>(v.as_uint64());
+    else if (v.is_double() && v.as_double() == static_cast<double>(static_cast<std::int64_t>(v.as_double())))
+        out = static_cast<std::int64_t>(v.as_double());
+    else
+        return std::string("field '") + std::string(key) + "' must be an integer";
+    return std::nullopt;
+}
+
+std::optional<std::string> get_bool(json::object const& o, std::string_view key, std::optional<bool>& out)
+{
+    auto it = o.find(key);
+    if (it == o.end() || it->value().is_null())
+        return std::nullopt;
+    if (!it->value().is_bool())
+        return std::string("field '") + std::string(key) + "' must be a boolean";
+    out = it->value().as_bool();
+    return std::nullopt;
+}
+
+std::optional<std::string> get_string_map(json::object const& o, std::string_view key, std::map<std::string, std::string>& out)
+{
+    auto it = o.find(key);
+    if (it == o.end() || it->value().is_null())
+        return std::nullopt;
+    if (!it->value().is_object())
+        return std::string("field '") + std::string(key) + "' must be an object of strings";
+    for (auto const& [k, v] : it->value().as_object()) {
+        if (!v.is_string())
+            return std::string("field '") + std::string(key) + "' must be an object of strings";
+        out[std::string(k)] = std::string(v.as_string());
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> validate_timeout(std::optional<std::int64_t> t)
+{
+    if (t && (*t < 0 || *t > max_timeout_seconds))
+        return "timeout must be between 0 and " + std::to_string(max_timeout_seconds) + " seconds";
+    return std::nullopt;
+}
+
+http_response json_response(int status, json::value const& v)
+{
+    http_response r;
+    r.status = status;
+    r.body = json::serialize(v);
+    return r;
+}
+
+json::object sandbox_json(server_state const& st, sandbox const& sb)
+{
+    json::object o;
+    o["templateID"] = sb.template_id;
+    o["alias"] = sb.template_id;
+    o["sandboxID"] = sb.id;
+    o["clientID"] = "prism-e2b-local";
+    o["envdVersion"] = st.opts.envd_version;
+    o["envdAccessToken"] = sb.access_token;
+    o["trafficAccessToken"] = nullptr;
+    o["domain"] = nullptr;
+    return o;
+}
+
+std::uint32_t memory_mb()
+{
+    long const pages = ::sysconf(_SC_PHYS_PAGES);
+    long const page = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<std::uint32_t>((static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)) >> 20) : 0;
+}
+
+std::uint32_t disk_mb(std::filesystem::path const& p)
+{
+    struct statvfs s {};
+    if (::statvfs(p.c_str(), &s) != 0)
+        return 0;
+    return static_cast<std::uint32_t>((static_cast<std::uint64_t>(s.f_blocks) * s.f_frsize) >> 20);
+}
+
+/// SandboxDetail (detail = true) or ListedSandbox. Takes sb.mutex.
+json::object detail_json(server_state const& st, sandbox const& sb, bool detail)
+{
+    json::object o;
+    o["templateID"] = sb.template_id;
+    o["alias"] = sb.template_id;
+    o["sandboxID"] = sb.id;
+    o["clientID"] = "prism-e2b-local";
+    o["startedAt"] = rfc3339(sb.started_at);
+    o["cpuCount"] = std::max(1u, std::thread::hardware_concurrency());
+    o["memoryMB"] = memory_mb();
+    o["diskSizeMB"] = disk_mb(st.state_dir);
+    o["envdVersion"] = st.opts.envd_version;
+    json::object md;
+    for (auto const& [k, v] : sb.metadata)
+        md[k] = v;
+    o["metadata"] = std::move(md);
+    {
+        std::lock_guard lk(sb.mutex);
+        o["endAt"] = rfc3339(sb.end_at);
+        o["state"] = sb.state == sandbox_state::running ? "running" : "paused";
+    }
+    if (detail) {
+        o["envdAccessToken"] = sb.access_token;
+        o["domain"] = nullptr;
+        o["allowInternetAccess"] = true;
+        json::object lc;
+        lc["autoResume"] = sb.auto_resume;
+        lc["onTimeout"] = sb.auto_pause ? "pause" : "kill";
+        o["lifecycle"] = std::move(lc);
+        // Not part of E2B's schema: what this server uses to keep sandboxes apart.
+        o["isolation"] = sb.isolation;
+        std::lock_guard lk(sb.mutex);
+        if (sb.state == sandbox_state::paused)
+            o["pauseKind"] = sb.paused_with_memory ? (sb.freeze_method.empty() ? "memory" : sb.freeze_method) : "filesystem";
+    }
+    return o;
+}
+
+http_response not_found(std::string const& id)
+{
+    return rest_error(404, "sandbox \"" + id + "\" doesn't exist or you don't have access to it");
+}
+
+asio::awaitable<void> create(std::shared_ptr<server_state> st, http_request const& req, response_sink& sink)
+{
+    if (auto retry = st->faults.take_create_throttle()) {
+        auto r = rest_error(429, "rate limit exceeded (injected fault)");
+        r.headers.emplace_back("Retry-After", std::to_string(retry->count()));
+        co_await sink.send(std::move(r));
+        co_return;
+    }
+    auto body = parse_object(req.body, false);
+    if (body.err) {
+        co_await sink.send(std::move(*body.err));
+        co_return;
+    }
+    auto const& o = body.obj;
+    auto tit = o.find("templateID");
+    if (tit == o.end() || !tit->value().is_string() || tit->value().as_string().empty()) {
+        co_await sink.send(rest_error(400, "templateID is required"));
+        co_return;
+    }
+    std::optional<std::int64_t> timeout;
+    std::optional<bool> auto_pause, auto_pause_memory;
+    bool auto_resume = false;
+    std::map<std::string, std::string> metadata, env_vars;
+    std::optional<std::string> e;
+    if ((e = get_int(o, "timeout", timeout)) || (e = validate_timeout(timeout)) || (e = get_bool(o, "autoPause", auto_pause)) ||
+        (e = get_bool(o, "autoPauseMemory", auto_pause_memory)) || (e = get_string_map(o, "metadata", metadata)) ||
+        (e = get_string_map(o, "envVars", env_vars))) {
+        co_await sink.send(rest_error(400, *e));
+        co_return;
+    }
+    if (auto it = o.find("autoResume"); it != o.end() && !it->value().is_null()) {
+        std::optional<bool> en;
+        if (!it->value().is_object() || get_bool(it->value().as_object(), "enabled", en)) {
+            co_await sink.send(rest_error(400, "autoResume must be an object {\"enabled\": <bool>}"));
+            co_return;
+        }
+        auto_resume = en.value_or(false);
+    }
+    auto sb = st->create_sandbox(std::string(tit->value().as_string()), std::move(metadata), std::move(env_vars),
+                                 std::chrono::seconds(timeout.value_or(15)), auto_pause.value_or(false),
+                                 auto_pause_memory.value_or(true), auto_resume);
+    if (!sb) {
+        http_response er = rest_error(sb.error() == errc::service_busy ? 503 : 500, sb.error().message());
+        co_await sink.send(std::move(er));
+        co_return;
+    }
+    co_await sink.send(json_response(201, sandbox_json(*st, **sb)));
+}
+
+asio::awaitable<void> list_v2(std::shared_ptr<server_state> st, http_request const& req, response_sink& sink, bool legacy)
+{
+    std::vector<std::pair<std::string, std::string>> md_filter;
+    std::set<std::string> states;
+    std::size_t limit = 100;
+    std::optional<std::uint64_t> next;
+    bool asc = false;
+    for (auto const& [k, v] : parse_query(req.query)) {
+        if (k == "metadata") {
+            // "k=v&k2=v2" whose keys and values were URL-encoded once more by the client.
+            for (auto const& [mk, mv] : parse_query(v))
+                md_filter.emplace_back(url_decode(mk), url_decode(mv));
+        } else if (k == "state") {
+            std::size_t i = 0;
+            while (i <= v.size()) {
+                auto j = v.find(',', i);
+                if (j == std::string::npos)
+                    j = v.size();
+                auto s = v.substr(i, j - i);
+                if (!s.empty()) {
+                    if (s != "running" && s != "paused") {
+                        co_await sink.send(rest_error(400, "invalid state filter '" + s + "'"));
+                        co_return;
+                    }
+                    states.insert(s);
+                }
+                i = j + 1;
+            }
+        } else if (k == "limit") {
+            char* endp = nullptr;
+            long const n = std::strtol(v.c_str(), &endp, 10);
+            if (v.empty() || *endp != '\0' || n < 1 || n > 100) {
+                co_await sink.send(rest_error(400, "limit must be between 1 and 100"));
+                co_return;
+            }
+            limit = static_cast<std::size_t>(n);
+        } else if (k == "nextToken") {
+            char* endp = nullptr;
+            unsigned long long const n = std::strtoull(v.c_str(), &endp, 10);
+            if (v.empty() || *endp != '\0') {
+                co_await sink.send(rest_error(400, "invalid nextToken"));
+                co_return;
+            }
+            next = n;
+        } else if (k == "order") {
+            if (v != "asc" && v != "desc") {
+                co_await sink.send(rest_error(400, "order must be asc or desc"));
+                co_return;
+            }
+            asc = v == "asc";
+        }
+    }
+    if (legacy)
+        states = {"running"};
+    std::vector<std::shared_ptr<sandbox>> all;
+    {
+        std::lock_guard lk(st->mutex);
+        for (auto const& [id, sb] : st->sandboxes)
+            all.push_back(sb);
+    }
+    std::sort(all.begin(), all.end(), [asc](auto const& a, auto const& b) { return asc ? a->seq < b->seq : a->seq > b->seq; });
+    json::array out;
+    std::optional<std::uint64_t> token;
+    for (auto const& sb : all) {
+        if (next && (asc ? sb->seq < *next : sb->seq > *next))
+            continue;
+        bool match = true;
+        for (auto const& [mk, mv] : md_filter) {
+            auto it = sb->metadata.find(mk);
+            if (it == sb->metadata.end() || it->second != mv)
+                match = false;
+        }
+        if (!match)
+            continue;
+        if (!states.empty()) {
+            std::lock_guard lk(sb->mutex);
+            if (!states.count(sb->state == sandbox_state::running ? "running" : "paused"))
+                continue;
+        }
+        if (!legacy && out.size() == limit) {
+            token = sb->seq;
+            break;
+        }
+        out.push_back(detail_json(*st, *sb, false));
+    }
+    auto r = json_response(200, out);
+    if (token)
+        r.headers.emplace_back("X-Next-Token", std::to_string(*token));
+    co_await sink.send(std::move(r));
+}
+
+}  // namespace
+
+asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_request req, response_sink& sink)
+{
+    if (req.path == "/health" && req.method == "GET") {
+        http_response r;
+        r.body = R"({"message":"ok"})";
+        co_await sink.send(std::move(r));
+        co_return;
+    }
+    if (!secure_equals(req.header("x-api-key"), st->opts.api_key)) {
+        http_response er = rest_error(401, req.has_header("x-api-key") ? "Invalid API key" : "missing X-API-KEY header");
+        co_await sink.send(std::move(er));
+        co_return;
+    }
+    auto const& path = req.path;
+    auto const& m = req.method;
+    if (path == "/sandboxes" || path == "/sandboxes/") {
+        if (m == "POST")
+            co_await create(st, req, sink);
+        else if (m == "GET")
+            co_await list_v2(st, req, sink, true);
+        else
+            co_await sink.send(rest_error(405, "method not allowed"));
+        co_return;
+    }
+    if (path == "/v2/sandboxes") {
+        if (m == "GET")
+            co_await list_v2(st, req, sink, false);
+        else
+            co_await sink.send(rest_error(405, "method not allowed"));
+        co_return;
+    }
+    std::string_view rest(path);
+    if (rest.rfind("/sandboxes/", 0) != 0) {
+        co_await sink.send(rest_error(404, "no such route"));
+        co_return;
+    }
+    rest.remove_prefix(11);
+    auto const slash = rest.find('/');
+    std::string const id(rest.substr(0, slash));
+    std::string const action = slash == std::string_view::npos ? std::string() : std::string(rest.substr(slash + 1));
+    if (id.empty()) {
+        co_await sink.send(rest_error(404, "no such route"));
+        co_return;
+    }
+    auto sb = st->find(id);
+
+    if (action.empty()) {
+        if (m == "GET") {
+            http_response r = sb ? json_response(200, detail_json(*st, *sb, true)) : not_found(id);
+            co_await sink.send(std::move(r));
+        } else if (m == "DELETE") {
+            if (!sb) {
+                co_await sink.send(not_found(id));
+                co_return;
+            }
+            st->kill_sandbox(sb);
+            http_response r;
+            r.status = 204;
+            co_await sink.send(std::move(r));
+        } else {
+            co_await sink.send(rest_error(405, "method not allowed"));
+        }
+        co_return;
+    }
+    if (m != "POST") {
+        co_await sink.send(rest_error(405, "method not allowed"));
+        co_return;
+    }
+    auto body = parse_object(req.body, action != "connect");
+    if (body.err) {
+        co_await sink.send(std::move(*body.err));
+        co_return;
+    }
+    auto const& o = body.obj;
+    if (action == "pause") {
+        std::optional<bool> memory;
+        if (auto e = get_bool(o, "memory", memory)) {
+            co_await sink.send(rest_error(400, *e));
+            co_return;
+        }
+        if (!sb) {
+            co_await sink.send(not_found(id));
+            co_return;
+        }
+        if (st->faults.take_pause_failure()) {
+            co_await sink.send(rest_error(503, "the service is busy, try again later (injected fault)"));
+            co_return;
+        }
+        auto r = st->pause_sandbox(sb, memory.value_or(true));
+        if (!r) {
+            if (r.error() == errc::conflict)
+                co_await sink.send(rest_error(409, "sandbox \"" + id + "\" is already paused"));
+            else
+                co_await sink.send(not_found(id));
+            co_return;
+        }
+        http_response ok;
+        ok.status = 204;
+        co_await sink.send(std::move(ok));
+        co_return;
+    }
+    if (action == "connect" || action == "resume" || action == "timeout") {
+        std::optional<std::int64_t> timeout;
+        std::optional<bool> memory;
+        std::optional<std::string> e;
+        if ((e = get_int(o, "timeout", timeout)) || (e = validate_timeout(timeout)) || (e = get_bool(o, "memory", memory))) {
+            co_await sink.send(rest_error(400, *e));
+            co_return;
+        }
+        if ((action == "connect" || action == "timeout") && !timeout) {
+            co_await sink.send(rest_error(400, "timeout is required"));
+            co_return;
+        }
+        if (!sb) {
+            co_await sink.send(not_found(id));
+            co_return;
+        }
+        auto const secs = std::chrono::seconds(timeout.value_or(15));
+        if (action == "timeout") {
+            {
+                std::lock_guard lk(sb->mutex);
+                sb->end_at = std::chrono::system_clock::now() + secs;
+            }
+            http_response ok;
+            ok.status = 204;
+            co_await sink.send(std::move(ok));
+            co_return;
+        }
+        bool paused = false;
+        {
+            std::lock_guard lk(sb->mutex);
+            paused = sb->state == sandbox_state::paused;
+            if (!paused && action == "connect") {
+                // Running: the TTL is only ever extended.
+                sb->end_at = std::max(sb->end_at, std::chrono::system_clock::now() + secs);
+            }
+        }
+        if (!paused) {
+            if (action == "resume")
+                co_await sink.send(rest_error(409, "sandbox \"" + id + "\" is already running"));
+            else
+                co_await sink.send(json_response(200, sandbox_json(*st, *sb)));
+            co_return;
+        }
+        if (memory && !*memory) {
+            // Resume from disk only: drop the frozen processes, then boot.
+            std::map<std::uint32_t, std::shared_ptr<process>> procs;
+            {
+                std::lock_guard lk(sb->mutex);
+                procs.swap(sb->processes);
+                sb->running = 0;
+            }
+            for (auto& [pid, p] : procs)
+                p->kill_and_abort_watchers();
+        }
+        st->resume_sandbox(sb, secs);
+        co_await sink.send(json_response(201, sandbox_json(*st, *sb)));
+        co_return;
+    }
+    co_await sink.send(rest_error(404, "no such route"));
+}
+
+}  // namespace prism_e2b::local::detail

@@ -1,0 +1,513 @@
+// process.Process over the Connect protocol with the JSON codec: Start and
+// Connect stream envelopes (start, data, keepalive, end; errors in the
+// end-of-stream envelope); List, SendInput, CloseStdin, SendSignal are unary.
+#include "emulator/server_state.hpp"
+
+#include "core/base64.hpp"
+#include "wire/envelope.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+
+#include <csignal>
+
+namespace prism_e2b::local::detail {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
+
+struct rpc_error {
+    std::string code;
+    std::string message;
+};
+
+std::string connect_code_for(error const& e)
+{
+    if (e == errc::not_found)
+        return "not_found";
+    if (e == errc::invalid_argument)
+        return "invalid_argument";
+    if (e == errc::paused)
+        return "unavailable";
+    if (e == errc::unauthenticated)
+        return "unauthenticated";
+    return "internal";
+}
+
+std::string end_stream_payload(std::optional<rpc_error> const& err)
+{
+    if (!err)
+        return "{}";
+    json::object o, e;
+    e["code"] = err->code;
+    e["message"] = err->message;
+    o["error"] = std::move(e);
+    return json::serialize(o);
+}
+
+std::optional<std::uint32_t> as_u32(json::value const* v)
+{
+    if (!v)
+        return std::nullopt;
+    if (v->is_int64() && v->as_int64() >= 0 && v->as_int64() <= UINT32_MAX)
+        return static_cast<std::uint32_t>(v->as_int64());
+    if (v->is_uint64() && v->as_uint64() <= UINT32_MAX)
+        return static_cast<std::uint32_t>(v->as_uint64());
+    if (v->is_string()) {
+        auto const& s = v->as_string();
+        if (s.empty() || s.size() > 10)
+            return std::nullopt;
+        std::uint64_t n = 0;
+        for (char c : s) {
+            if (c < '0' || c > '9')
+                return std::nullopt;
+            n = n * 10 + static_cast<std::uint64_t>(c - '0');
+        }
+        if (n <= UINT32_MAX)
+            return static_cast<std::uint32_t>(n);
+    }
+    return std::nullopt;
+}
+
+json::object const* get_obj(json::object const& o, std::string_view k)
+{
+    auto it = o.find(k);
+    return it != o.end() && it->value().is_object() ? &it->value().as_object() : nullptr;
+}
+
+/// Finds the process a ProcessSelector names.
+std::variant<std::shared_ptr<process>, rpc_error> select_process(sandbox& sb, json::object const& req)
+{
+    auto const* sel = get_obj(req, "process");
+    if (!sel)
+        return rpc_error{"invalid_argument", "process selector is required"};
+    std::lock_guard lk(sb.mutex);
+    if (auto it = sel->find("pid"); it != sel->end()) {
+        auto pid = as_u32(&it->value());
+        if (!pid)
+            return rpc_error{"invalid_argument", "pid must be an unsigned 32-bit integer"};
+        auto p = sb.processes.find(*pid);
+        if (p == sb.processes.end())
+            return rpc_error{"not_found", "process with pid " + std::to_string(*pid) + " not found"};
+        return p->second;
+    }
+    if (auto it = sel->find("tag"); it != sel->end() && it->value().is_string()) {
+        std::string tag(it->value().as_string());
+        for (auto const& [pid, p] : sb.processes)
+            if (p->config().tag && *p->config().tag == tag)
+                return p;
+        return rpc_error{"not_found", "process with tag " + tag + " not found"};
+    }
+    return rpc_error{"invalid_argument", "process selector needs a pid or a tag"};
+}
+
+std::optional<std::chrono::milliseconds> header_ms(http_request const& req, std::string_view name, std::int64_t scale)
+{
+    auto v = req.header(name);
+    if (v.empty() || v.size() > 12)
+        return std::nullopt;
+    std::int64_t n = 0;
+    for (char c : v) {
+        if (c < '0' || c > '9')
+            return std::nullopt;
+        n = n * 10 + (c - '0');
+    }
+    if (n <= 0)
+        return std::nullopt;
+    return std::chrono::milliseconds(n * scale);
+}
+
+json::object event_json(process_event const& ev)
+{
+    json::object event;
+    if (ev.type == process_event::kind::end) {
+        json::object end;
+        if (ev.exit_code != 0)
+            end["exitCode"] = ev.exit_code;  // protobuf-JSON omits defaults
+        if (ev.exited)
+            end["exited"] = true;
+        end["status"] = ev.status;
+        if (ev.error)
+            end["error"] = *ev.error;
+        event["end"] = std::move(end);
+    } else {
+        json::object data;
+        data[ev.type == process_event::kind::stdout_data ? "stdout" : "stderr"] = prism_e2b::detail::base64_encode(ev.data);
+        event["data"] = std::move(data);
+    }
+    json::object o;
+    o["event"] = std::move(event);
+    return o;
+}
+
+/// Parses the single request message of a server-streaming call.
+std::variant<json::object, rpc_error> stream_request(http_request const& req)
+{
+    wire::envelope_decoder dec(1u << 20);
+    std::vector<wire::envelope> envs;
+    if (auto r = dec.feed(req.body, envs); !r)
+        return rpc_error{"invalid_argument", "malformed request envelope: " + r.error().message()};
+    if (dec.has_partial())
+        return rpc_error{"invalid_argument", "truncated request envelope"};
+    json::object const* found = nullptr;
+    json::value v;
+    for (auto const& e : envs) {
+        if (e.end_stream())
+            continue;
+        if (found)
+            return rpc_error{"invalid_argument", "server-streaming call with more than one request message"};
+        boost::system::error_code ec;
+        v = json::parse(e.payload, ec);
+        if (ec || !v.is_object())
+            return rpc_error{"invalid_argument", "request message is not a JSON object"};
+        found = &v.as_object();
+    }
+    if (!found)
+        return rpc_error{"invalid_argument", "missing request message"};
+    return *found;
+}
+
+/// Streams a process's events until its end, a deadline, an abort or a lost client.
+asio::awaitable<void> stream_events(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, std::shared_ptr<process> p,
+                                    std::shared_ptr<event_queue> q, http_request const& req, response_sink& sink, bool kill_on_deadline)
+{
+    auto const ex = co_await asio::this_coro::executor;
+    auto const keepalive = header_ms(req, "keepalive-ping-interval", 1000);
+    auto const timeout = header_ms(req, "connect-timeout-ms", 1);
+    auto const now = std::chrono::steady_clock::now();
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    if (timeout)
+        deadline = now + *timeout;
+    auto next_keepalive = keepalive ? std::optional(now + *keepalive) : std::nullopt;
+    auto cut_budget = st->faults.take_stream_cut();
+    std::size_t sent_output = 0;
+
+    struct unsubscribe_guard {
+        std::shared_ptr<process> p;
+        std::shared_ptr<event_queue> q;
+        ~unsubscribe_guard() { p->unsubscribe(q); }
+    } guard{p, q};
+
+    if (!co_await sink.begin_stream(200, "application/connect+json", {}))
+        co_return;
+    {
+        json::object start, event, o;
+        start["pid"] = p->pid();
+        event["start"] = std::move(start);
+        o["event"] = std::move(event);
+        if (!co_await sink.write_chunk(wire::encode_envelope(json::serialize(o))))
+            co_return;
+    }
+    asio::steady_timer timer(ex);
+    for (;;) {
+        process_event ev;
+        while (q->pop(ev)) {
+            bool const is_end = ev.type == process_event::kind::end;
+            std::string chunk = wire::encode_envelope(json::serialize(event_json(ev)));
+            if (cut_budget && !is_end) {
+                if (sent_output + ev.data.size() >= *cut_budget) {
+                    // Injected fault: send what fits, then drop the connection without an end event.
+                    auto const room = *cut_budget - std::min(*cut_budget, sent_output);
+                    if (room > 0) {
+                        process_event part = ev;
+                        part.data.resize(room);
+                        co_await sink.write_chunk(wire::encode_envelope(json::serialize(event_json(part))));
+                    }
+                    sink.abort();
+                    co_return;
+                }
+                sent_output += ev.data.size();
+            }
+            if (!co_await sink.write_chunk(std::move(chunk)))
+                co_return;
+            if (is_end) {
+                co_await sink.write_chunk(wire::encode_envelope(end_stream_payload(std::nullopt), wire::envelope_flag_end_stream));
+                co_await sink.finish_stream();
+                co_return;
+            }
+        }
+        if (q->closed()) {
+            if (q->aborted()) {
+                sink.abort();  // the sandbox went away under the stream, as a VM would
+                co_return;
+            }
+            co_await sink.write_chunk(
+                wire::encode_envelope(end_stream_payload(rpc_error{"unknown", "process stream ended without an exit"}),
+                                      wire::envelope_flag_end_stream));
+            co_await sink.finish_stream();
+            co_return;
+        }
+        auto const t = std::chrono::steady_clock::now();
+        if (deadline && t >= *deadline) {
+            bool paused;
+            {
+                std::lock_guard lk(sb->mutex);
+                paused = sb->state == sandbox_state::paused;
+            }
+            if (paused) {
+                deadline = t + std::chrono::seconds(1);  // a frozen sandbox's clock does not run
+            } else {
+                if (kill_on_deadline)
+                    p->signal(SIGKILL);
+                co_await sink.write_chunk(wire::encode_envelope(
+                    end_stream_payload(rpc_error{"deadline_exceeded", "the request deadline (Connect-Timeout-Ms) passed"}),
+                    wire::envelope_flag_end_stream));
+                co_await sink.finish_stream();
+                co_return;
+            }
+        }
+        if (next_keepalive && t >= *next_keepalive) {
+            if (!co_await sink.write_chunk(wire::encode_envelope(R"({"event":{"keepalive":{}}})")))
+                co_return;
+            next_keepalive = t + *keepalive;
+        }
+        auto wake = t + std::chrono::hours(1);
+        if (deadline)
+            wake = std::min(wake, *deadline);
+        if (next_keepalive)
+            wake = std::min(wake, *next_keepalive);
+        timer.expires_at(wake);
+        co_await (q->wait() || timer.async_wait(use_nothrow));
+    }
+}
+
+asio::awaitable<void> send_stream_error(response_sink& sink, rpc_error err)
+{
+    if (co_await sink.begin_stream(200, "application/connect+json", {}))
+        if (co_await sink.write_chunk(wire::encode_envelope(end_stream_payload(err), wire::envelope_flag_end_stream)))
+            co_await sink.finish_stream();
+}
+
+asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request const& req, response_sink& sink)
+{
+    auto parsed = stream_request(req);
+    if (auto* e = std::get_if<rpc_error>(&parsed)) {
+        co_await send_stream_error(sink, *e);
+        co_return;
+    }
+    auto const& o = std::get<json::object>(parsed);
+    auto const* pc = get_obj(o, "process");
+    if (!pc) {
+        co_await send_stream_error(sink, {"invalid_argument", "process config is required"});
+        co_return;
+    }
+    if (get_obj(o, "pty")) {
+        co_await send_stream_error(sink, {"unimplemented", "pty is not supported by prism-e2b-local"});
+        co_return;
+    }
+    process_config cfg;
+    auto bad = [&](std::string m) -> asio::awaitable<void> { co_await send_stream_error(sink, {"invalid_argument", std::move(m)}); };
+    if (auto it = pc->find("cmd"); it != pc->end() && it->value().is_string())
+        cfg.cmd = std::string(it->value().as_string());
+    if (cfg.cmd.empty() || cfg.cmd.find('\0') != std::string::npos) {
+        co_await bad("process.cmd is required");
+        co_return;
+    }
+    if (auto it = pc->find("args"); it != pc->end()) {
+        if (!it->value().is_array()) {
+            co_await bad("process.args must be an array of strings");
+            co_return;
+        }
+        for (auto const& a : it->value().as_array()) {
+            if (!a.is_string() || a.as_string().find('\0') != json::string::npos) {
+                co_await bad("process.args must be an array of strings");
+                co_return;
+            }
+            cfg.args.emplace_back(a.as_string());
+        }
+    }
+    if (auto it = pc->find("envs"); it != pc->end()) {
+        if (!it->value().is_object()) {
+            co_await bad("process.envs must be a map of strings");
+            co_return;
+        }
+        for (auto const& [k, v] : it->value().as_object()) {
+            if (!v.is_string() || k.empty() || k.find('=') != json::string_view::npos || k.find('\0') != json::string_view::npos ||
+                v.as_string().find('\0') != json::string::npos) {
+                co_await bad("process.envs must map names (no '=' or NUL) to strings");
+                co_return;
+            }
+            cfg.envs[std::string(k)] = std::string(v.as_string());
+        }
+    }
+    if (auto it = pc->find("cwd"); it != pc->end() && it->value().is_string() && !it->value().as_string().empty())
+        cfg.cwd = std::string(it->value().as_string());
+    if (auto it = o.find("tag"); it != o.end() && it->value().is_string())
+        cfg.tag = std::string(it->value().as_string());
+    bool open_stdin = true;  // absent means true (process.proto, StartRequest.stdin)
+    if (auto it = o.find("stdin"); it != o.end() && it->value().is_bool())
+        open_stdin = it->value().as_bool();
+
+    auto p = st->spawn(sb, std::move(cfg), open_stdin);
+    if (!p) {
+        co_await send_stream_error(sink, {connect_code_for(p.error()), p.error().message()});
+        co_return;
+    }
+    auto q = (*p)->subscribe(co_await asio::this_coro::executor);
+    (*p)->start_io();
+    if (!q) {
+        co_await send_stream_error(sink, {"internal", "process ended before it could be watched"});
+        co_return;
+    }
+    co_await stream_events(st, sb, *p, q, req, sink, true);
+}
+
+asio::awaitable<void> connect(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request const& req, response_sink& sink)
+{
+    auto parsed = stream_request(req);
+    if (auto* e = std::get_if<rpc_error>(&parsed)) {
+        co_await send_stream_error(sink, *e);
+        co_return;
+    }
+    auto sel = select_process(*sb, std::get<json::object>(parsed));
+    if (auto* e = std::get_if<rpc_error>(&sel)) {
+        co_await send_stream_error(sink, *e);
+        co_return;
+    }
+    auto p = std::get<std::shared_ptr<process>>(sel);
+    auto q = p->subscribe(co_await asio::this_coro::executor);
+    if (!q) {
+        co_await send_stream_error(sink, {"not_found", "process with pid " + std::to_string(p->pid()) + " not found"});
+        co_return;
+    }
+    co_await stream_events(st, sb, p, q, req, sink, false);
+}
+
+http_response unary_ok(json::object const& o)
+{
+    http_response r;
+    r.body = json::serialize(o);
+    return r;
+}
+
+}  // namespace
+
+asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req, response_sink& sink)
+{
+    std::string_view const method = std::string_view(req.path).substr(std::string_view("/process.Process/").size());
+    std::string_view const ctype = req.header("content-type");
+    bool const streaming = method == "Start" || method == "Connect";
+    if (req.method != "POST") {
+        co_await sink.send(connect_error("unimplemented", "only POST is supported"));
+        co_return;
+    }
+    if (streaming) {
+        if (ctype.rfind("application/connect+json", 0) != 0) {
+            http_response r = connect_error("internal", "unsupported content type; use application/connect+json");
+            r.status = 415;
+            co_await sink.send(std::move(r));
+            co_return;
+        }
+        if (method == "Start")
+            co_await start(st, sb, req, sink);
+        else
+            co_await connect(st, sb, req, sink);
+        co_return;
+    }
+    if (ctype.rfind("application/json", 0) != 0) {
+        http_response r = connect_error("internal", "unsupported content type; use application/json");
+        r.status = 415;
+        co_await sink.send(std::move(r));
+        co_return;
+    }
+    boost::system::error_code ec;
+    json::value v = json::parse(req.body.empty() ? std::string_view("{}") : std::string_view(req.body), ec);
+    if (ec || !v.is_object()) {
+        co_await sink.send(connect_error("invalid_argument", "request body is not a JSON object"));
+        co_return;
+    }
+    auto const& o = v.as_object();
+
+    if (method == "List") {
+        json::array procs;
+        std::vector<std::shared_ptr<process>> ps;
+        {
+            std::lock_guard lk(sb->mutex);
+            for (auto const& [pid, p] : sb->processes)
+                ps.push_back(p);
+        }
+        for (auto const& p : ps) {
+            json::object cfg, info, envs;
+            cfg["cmd"] = p->config().cmd;
+            json::array args;
+            for (auto const& a : p->config().args)
+                args.emplace_back(a);
+            cfg["args"] = std::move(args);
+            for (auto const& [k, val] : p->config().envs)
+                envs[k] = val;
+            cfg["envs"] = std::move(envs);
+            if (p->config().cwd)
+                cfg["cwd"] = *p->config().cwd;
+            info["config"] = std::move(cfg);
+            info["pid"] = p->pid();
+            if (p->config().tag)
+                info["tag"] = *p->config().tag;
+            procs.push_back(std::move(info));
+        }
+        json::object out;
+        out["processes"] = std::move(procs);
+        co_await sink.send(unary_ok(out));
+        co_return;
+    }
+    if (method == "SendInput" || method == "CloseStdin" || method == "SendSignal") {
+        auto sel = select_process(*sb, o);
+        if (auto* e = std::get_if<rpc_error>(&sel)) {
+            co_await sink.send(connect_error(e->code, e->message));
+            co_return;
+        }
+        auto p = std::get<std::shared_ptr<process>>(sel);
+        if (method == "SendSignal") {
+            int sig = 0;
+            if (auto it = o.find("signal"); it != o.end()) {
+                auto const& s = it->value();
+                if (s.is_string())
+                    sig = s.as_string() == "SIGNAL_SIGKILL" ? SIGKILL : s.as_string() == "SIGNAL_SIGTERM" ? SIGTERM : 0;
+                else if (auto n = as_u32(&s); n && (*n == 9 || *n == 15))
+                    sig = static_cast<int>(*n);
+            }
+            if (sig == 0) {
+                co_await sink.send(connect_error("invalid_argument", "signal must be SIGNAL_SIGKILL or SIGNAL_SIGTERM"));
+                co_return;
+            }
+            p->signal(sig);
+            co_await sink.send(unary_ok({}));
+            co_return;
+        }
+        if (method == "CloseStdin") {
+            auto r = p->close_stdin();
+            http_response resp = r ? unary_ok({}) : connect_error(connect_code_for(r.error()), r.error().message());
+        co_await sink.send(std::move(resp));
+            co_return;
+        }
+        auto const* input = get_obj(o, "input");
+        std::optional<std::string> bytes;
+        if (input) {
+            auto it = input->find("stdin");
+            if (it == input->end())
+                it = input->find("pty");
+            if (it != input->end() && it->value().is_string())
+                bytes = prism_e2b::detail::base64_decode(it->value().as_string());
+            else if (it == input->end())
+                bytes = std::string();
+        }
+        if (!bytes) {
+            co_await sink.send(connect_error("invalid_argument", "input.stdin must be base64"));
+            co_return;
+        }
+        auto r = co_await p->write_stdin(std::move(*bytes));
+        http_response resp = r ? unary_ok({}) : connect_error(connect_code_for(r.error()), r.error().message());
+        co_await sink.send(std::move(resp));
+        co_return;
+    }
+    co_await sink.send(connect_error("unimplemented", "process.Process/" + std::string(method) + " is not implemented"));
+}
+
+}  // namespace prism_e2b::local::detail

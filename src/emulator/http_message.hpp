@@ -1,0 +1,75 @@
+// Beast-free HTTP request/response types and the response sink the route
+// handlers write to; http_listener.cpp implements the sink over Beast.
+#ifndef PRISM_E2B_EMULATOR_HTTP_MESSAGE_HPP
+#define PRISM_E2B_EMULATOR_HTTP_MESSAGE_HPP
+
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace prism_e2b::local::detail {
+
+using header_list = std::vector<std::pair<std::string, std::string>>;
+
+struct http_request {
+    std::string method;   ///< "GET", "POST", ...
+    std::string target;   ///< as received
+    std::string path;     ///< target without the query, percent-decoded
+    std::string query;    ///< raw query string (after '?'), not decoded
+    header_list headers;  ///< names lower-cased
+    std::string body;
+    std::chrono::steady_clock::time_point received;  ///< when the request was complete
+
+    /// First header with this lower-case name, or empty.
+    std::string_view header(std::string_view lower_name) const noexcept
+    {
+        for (auto const& [n, v] : headers)
+            if (n == lower_name)
+                return v;
+        return {};
+    }
+    bool has_header(std::string_view lower_name) const noexcept
+    {
+        for (auto const& [n, v] : headers)
+            if (n == lower_name)
+                return true;
+        return false;
+    }
+};
+
+struct http_response {
+    int status = 200;
+    std::string content_type = "application/json";
+    header_list headers;
+    std::string body;
+};
+
+/// Where a handler writes its answer: either one send(), or begin_stream() followed
+/// by write_chunk()s and finish_stream() (chunked transfer encoding, each chunk
+/// flushed). Every call returns false once the peer is gone. Used from the
+/// session's strand only.
+class response_sink {
+public:
+    virtual ~response_sink() = default;
+    virtual boost::asio::awaitable<bool> send(http_response r) = 0;
+    virtual boost::asio::awaitable<bool> begin_stream(int status, std::string content_type, header_list headers) = 0;
+    virtual boost::asio::awaitable<bool> write_chunk(std::string data) = 0;
+    virtual boost::asio::awaitable<bool> finish_stream() = 0;
+    /// Closes the connection at once (no terminating chunk): a cut stream.
+    virtual void abort() = 0;
+    virtual bool responded() const noexcept = 0;
+};
+
+/// Handles one request; must answer through the sink (the listener answers 500 otherwise).
+using request_handler = std::function<boost::asio::awaitable<void>(http_request, response_sink&)>;
+/// Chooses the body limit from the request head (method, path).
+using body_limit_fn = std::function<std::size_t(std::string_view method, std::string_view path)>;
+
+}  // namespace prism_e2b::local::detail
+
+#endif

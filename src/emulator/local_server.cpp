@@ -1,0 +1,300 @@
+// prism_e2b::local::server: start/stop, capability probing (mount namespace,
+// cgroup freezer), request routing between the control plane, envd and the
+// admin routes, the expiry reaper.
+#include <prism_e2b/local_server.hpp>
+
+#include "emulator/http_listener.hpp"
+#include "emulator/server_state.hpp"
+
+#include <prism_e2b/redactor.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <cstdlib>
+
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace prism_e2b::local {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using namespace detail;
+
+namespace {
+
+constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
+
+/// Can a child get its own mount namespace with the sandbox directories bound
+/// over /workspace, /home/user and /tmp? Tried for real in a throw-away child.
+bool probe_mount_namespace(fs::path const& probe_dir)
+{
+    std::error_code ec;
+    for (char const* d : {"/workspace", "/home/user"})
+        if (!fs::exists(d, ec) && (::mkdir(d, 0755) != 0 && errno != EEXIST))
+            return false;
+    fs::create_directories(probe_dir, ec);
+    std::string const src = probe_dir.string();
+    pid_t pid = ::fork();
+    if (pid < 0)
+        return false;
+    if (pid == 0) {
+        if (::unshare(CLONE_NEWNS) != 0)
+            ::_exit(1);
+        if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+            ::_exit(2);
+        if (::mount(src.c_str(), "/workspace", nullptr, MS_BIND | MS_REC, nullptr) != 0)
+            ::_exit(3);
+        ::_exit(0);
+    }
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    fs::remove_all(probe_dir, ec);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/// The cgroup v1 freezer hierarchy, if mounted and writable.
+std::string probe_freezer()
+{
+    std::string const base = "/sys/fs/cgroup/freezer";
+    struct stat st {};
+    if (::stat((base + "/cgroup.procs").c_str(), &st) != 0)
+        return {};
+    std::string const dir = base + "/prism-e2b-" + std::to_string(::getpid()) + "-" + random_id(6);
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+        return {};
+    if (::stat((dir + "/freezer.state").c_str(), &st) != 0) {
+        ::rmdir(dir.c_str());
+        return {};
+    }
+    return dir;
+}
+
+/// "49983-<id>.<domain>" -> id.
+std::string sandbox_id_from_host(std::string_view host)
+{
+    if (host.substr(0, 6) != "49983-")
+        return {};
+    auto const dot = host.find('.');
+    if (dot == std::string_view::npos || dot <= 6)
+        return {};
+    return std::string(host.substr(6, dot - 6));
+}
+
+bool is_rpc_path(std::string_view path)
+{
+    return path.rfind("/process.Process/", 0) == 0 || path.rfind("/filesystem.Filesystem/", 0) == 0;
+}
+
+}  // namespace
+
+struct server::impl {
+    std::shared_ptr<server_state> st;
+    std::unique_ptr<http_listener> listener;
+    std::uint16_t port = 0;
+    bool started = false;
+    bool stopped = false;
+    std::shared_ptr<asio::steady_timer> reaper;
+};
+
+server::server(asio::any_io_executor ex, server_options opts) : impl_(std::make_shared<impl>())
+{
+    impl_->st = std::make_shared<server_state>();
+    impl_->st->ex = ex;
+    impl_->st->opts = std::move(opts);
+}
+
+server::~server() { stop(); }
+
+namespace {
+
+asio::awaitable<void> dispatch(std::shared_ptr<server_state> st, http_request req, response_sink& sink)
+{
+    if (auto delay = st->faults.latency_for(req.path); delay.count() > 0) {
+        asio::steady_timer t(co_await asio::this_coro::executor);
+        t.expires_after(delay);
+        co_await t.async_wait(use_nothrow);
+    }
+    std::string id(req.header("e2b-sandbox-id"));
+    if (id.empty())
+        id = sandbox_id_from_host(req.header("host"));
+    if (id.empty()) {
+        if (req.path.rfind("/admin/", 0) == 0)
+            co_await handle_admin(st, std::move(req), sink);
+        else
+            co_await handle_control(st, std::move(req), sink);
+        co_return;
+    }
+
+    // envd. A sandbox that is gone or paused answers as E2B's proxy does: 502.
+    bool const rpc = is_rpc_path(req.path);
+    auto not_running = [&](std::string const& msg) {
+        if (rpc) {
+            auto r = connect_error("unavailable", msg);
+            r.status = 502;
+            return r;
+        }
+        return rest_error(502, msg);
+    };
+    auto sb = st->find(id);
+    if (!sb) {
+        co_await sink.send(not_running("sandbox " + id + " is not running or does not exist"));
+        co_return;
+    }
+    std::optional<http_response> refuse;
+    {
+        std::lock_guard lk(sb->mutex);
+        if (sb->gone || sb->state != sandbox_state::running)
+            refuse = not_running("sandbox " + id + (sb->gone ? " is not running or does not exist" : " is paused"));
+    }
+    if (refuse) {
+        co_await sink.send(std::move(*refuse));
+        co_return;
+    }
+    if (req.path == "/health" && req.method == "GET") {
+        http_response r;
+        r.status = 204;
+        r.content_type.clear();
+        co_await sink.send(std::move(r));
+        co_return;
+    }
+    if (!secure_equals(req.header("x-access-token"), sb->access_token)) {
+        if (rpc)
+            co_await sink.send(connect_error("unauthenticated", "invalid or missing access token"));
+        else
+            co_await sink.send(rest_error(401, "invalid or missing access token"));
+        co_return;
+    }
+    if (req.path == "/files") {
+        co_await handle_files(st, sb, std::move(req), sink);
+    } else if (req.path.rfind("/process.Process/", 0) == 0) {
+        co_await handle_process_rpc(st, sb, std::move(req), sink);
+    } else if (req.path.rfind("/filesystem.Filesystem/", 0) == 0) {
+        co_await handle_filesystem_rpc(st, sb, std::move(req), sink);
+    } else {
+        co_await sink.send(rest_error(404, "no such route"));
+    }
+}
+
+}  // namespace
+
+result<void> server::start()
+{
+    auto& i = *impl_;
+    if (i.started)
+        return error(errc::invalid_argument, "server already started", {"start"});
+    auto& st = *i.st;
+    if (st.opts.api_key.empty())
+        return error(errc::invalid_argument, "server_options::api_key is required", {"start"});
+    secret_redactor::global().add(st.opts.api_key);
+    if (!st.opts.admin_token.empty())
+        secret_redactor::global().add(st.opts.admin_token);
+
+    std::error_code ec;
+    if (st.opts.state_dir.empty()) {
+        std::string tmpl = (fs::temp_directory_path(ec) / "prism-e2b-local-XXXXXX").string();
+        if (!::mkdtemp(tmpl.data()))
+            return error(errc::server_error, "cannot create a temporary state directory", {"start"});
+        st.state_dir = tmpl;
+        st.owns_state_dir = true;
+    } else {
+        st.state_dir = fs::absolute(st.opts.state_dir, ec);
+        fs::create_directories(st.state_dir, ec);
+        if (ec)
+            return error(errc::invalid_argument, "cannot create the state directory: " + ec.message(), {"start"});
+    }
+    fs::create_directories(st.state_dir / "sandboxes", ec);
+
+    st.isolation_available = st.opts.isolate && ::geteuid() == 0 && probe_mount_namespace(st.state_dir / "probe");
+    st.freezer_root = ::geteuid() == 0 ? probe_freezer() : std::string();
+    st.freezer_available = !st.freezer_root.empty();
+
+    auto stp = i.st;
+    i.listener = std::make_unique<http_listener>(
+        st.ex, [stp](http_request req, response_sink& sink) { return dispatch(stp, std::move(req), sink); },
+        [stp](std::string_view method, std::string_view path) -> std::size_t {
+            if (method == "POST" && path == "/files")
+                return stp->opts.max_file_bytes;
+            return 1u << 20;
+        },
+        st.opts.logger);
+    auto port = i.listener->start(st.opts.listen_address, st.opts.port);
+    if (!port)
+        return port.error();
+    i.port = *port;
+    i.started = true;
+
+    i.reaper = std::make_shared<asio::steady_timer>(st.ex);
+    asio::co_spawn(
+        st.ex,
+        [stp, timer = i.reaper]() -> asio::awaitable<void> {
+            while (!stp->stopping) {
+                timer->expires_after(std::chrono::milliseconds(100));
+                auto [ec] = co_await timer->async_wait(use_nothrow);
+                if (ec || stp->stopping)
+                    break;
+                stp->reap_expired();
+            }
+        },
+        asio::detached);
+    st.log(log_level::info, "prism-e2b-local: listening on " + api_url() + " (isolation: " + isolation() +
+                                ", freezer: " + (st.freezer_available ? "cgroup-v1" : "sigstop") + ")");
+    return result<void>{};
+}
+
+void server::stop()
+{
+    auto& i = *impl_;
+    if (!i.started || i.stopped)
+        return;
+    i.stopped = true;
+    auto& st = *i.st;
+    st.stopping = true;
+    if (i.reaper)
+        asio::post(st.ex, [t = i.reaper] { t->cancel(); });
+    i.listener->stop();
+    st.stop_all();
+    if (!st.freezer_root.empty())
+        ::rmdir(st.freezer_root.c_str());
+    std::error_code ec;
+    if (st.owns_state_dir)
+        fs::remove_all(st.state_dir, ec);
+}
+
+std::uint16_t server::port() const noexcept { return impl_->port; }
+
+std::string server::api_url() const
+{
+    auto const& addr = impl_->st->opts.listen_address;
+    std::string host = (addr == "0.0.0.0" || addr.empty()) ? "127.0.0.1" : addr;
+    if (host.find(':') != std::string::npos)
+        host = "[" + host + "]";
+    return "http://" + host + ":" + std::to_string(impl_->port);
+}
+
+std::string server::sandbox_url() const { return api_url(); }
+
+fault_injector& server::faults() noexcept { return impl_->st->faults; }
+
+std::uint32_t server::peak_concurrent_execs(std::string const& sandbox_id) const
+{
+    auto sb = impl_->st->find(sandbox_id);
+    if (!sb)
+        return 0;
+    std::lock_guard lk(sb->mutex);
+    return sb->peak;
+}
+
+std::string server::isolation() const
+{
+    return impl_->st->isolation_available ? "mount-namespace" : "none";
+}
+
+}  // namespace prism_e2b::local

@@ -1,0 +1,151 @@
+// prism-e2b-local: run the E2B-compatible local server.
+//
+//   prism-e2b-local [--listen 127.0.0.1:PORT] [--state-dir DIR] [--api-key KEY]
+//                   [--admin-token T] [--no-isolation] [--threads N]
+//
+// The API key may also come from E2B_API_KEY (preferred: argv is visible to
+// other users); when neither is given one is generated and printed, since the
+// caller has no other way to learn it. The admin token (also from
+// PRISM_E2B_ADMIN_TOKEN) is never printed. The first stdout line is
+// `E2B_API_URL=...`, the second `E2B_SANDBOX_URL=...`; stdout is flushed.
+#include <prism_e2b/local_server.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <openssl/rand.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+void usage(std::ostream& os)
+{
+    os << "usage: prism-e2b-local [--listen HOST:PORT] [--state-dir DIR] [--api-key KEY]\n"
+          "                       [--admin-token TOKEN] [--no-isolation] [--threads N]\n"
+          "  --listen       address to bind (default 127.0.0.1:0, an ephemeral port)\n"
+          "  --state-dir    where sandboxes' files live (default: a temporary directory, removed on exit)\n"
+          "  --api-key      X-API-KEY clients must send (default: $E2B_API_KEY, else generated and printed)\n"
+          "  --admin-token  enables the fault-injection routes under /admin (default: $PRISM_E2B_ADMIN_TOKEN)\n"
+          "  --no-isolation run commands without a per-sandbox mount namespace\n";
+}
+
+std::string generated_key()
+{
+    unsigned char buf[20];
+    if (RAND_bytes(buf, sizeof buf) != 1)
+        std::abort();
+    static constexpr char hexd[] = "0123456789abcdef";
+    std::string out = "e2b_";
+    for (auto b : buf) {
+        out.push_back(hexd[b >> 4]);
+        out.push_back(hexd[b & 15]);
+    }
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    prism_e2b::local::server_options opts;
+    unsigned threads = std::max(2u, std::thread::hardware_concurrency());
+    std::vector<std::string> args(argv + 1, argv + argc);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        auto const& a = args[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= args.size()) {
+                std::cerr << "prism-e2b-local: " << a << " needs a value\n";
+                std::exit(2);
+            }
+            return args[++i];
+        };
+        if (a == "--listen") {
+            std::string v = value();
+            auto const colon = v.rfind(':');
+            if (colon == std::string::npos) {
+                std::cerr << "prism-e2b-local: --listen wants HOST:PORT\n";
+                return 2;
+            }
+            std::string host = v.substr(0, colon);
+            if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+                host = host.substr(1, host.size() - 2);
+            opts.listen_address = host.empty() ? "127.0.0.1" : host;
+            char* end = nullptr;
+            long const port = std::strtol(v.c_str() + colon + 1, &end, 10);
+            if (*end != '\0' || port < 0 || port > 65535) {
+                std::cerr << "prism-e2b-local: bad port in --listen\n";
+                return 2;
+            }
+            opts.port = static_cast<std::uint16_t>(port);
+        } else if (a == "--state-dir") {
+            opts.state_dir = value();
+        } else if (a == "--api-key") {
+            opts.api_key = value();
+        } else if (a == "--admin-token") {
+            opts.admin_token = value();
+        } else if (a == "--no-isolation") {
+            opts.isolate = false;
+        } else if (a == "--threads") {
+            threads = static_cast<unsigned>(std::max(1, std::atoi(value().c_str())));
+        } else if (a == "--help" || a == "-h") {
+            usage(std::cout);
+            return 0;
+        } else {
+            std::cerr << "prism-e2b-local: unknown argument " << a << "\n";
+            usage(std::cerr);
+            return 2;
+        }
+    }
+    bool generated = false;
+    if (opts.api_key.empty()) {
+        if (char const* k = std::getenv("E2B_API_KEY"); k && *k)
+            opts.api_key = k;
+    }
+    if (opts.api_key.empty()) {
+        opts.api_key = generated_key();
+        generated = true;
+    }
+    if (opts.admin_token.empty())
+        if (char const* t = std::getenv("PRISM_E2B_ADMIN_TOKEN"); t && *t)
+            opts.admin_token = t;
+    opts.logger = [](prism_e2b::log_level lvl, std::string_view line) {
+        if (lvl >= prism_e2b::log_level::info)
+            std::cerr << line << std::endl;
+    };
+    std::signal(SIGPIPE, SIG_IGN);
+
+    boost::asio::io_context ioc(static_cast<int>(threads));
+    prism_e2b::local::server srv(ioc.get_executor(), opts);
+    if (auto r = srv.start(); !r) {
+        std::cerr << "prism-e2b-local: " << r.error().to_string() << "\n";
+        return 1;
+    }
+    std::cout << "E2B_API_URL=" << srv.api_url() << "\n"
+              << "E2B_SANDBOX_URL=" << srv.sandbox_url() << "\n";
+    if (generated)
+        std::cout << "E2B_API_KEY=" << opts.api_key << "   # generated for this run; pass --api-key or set E2B_API_KEY to choose one\n";
+    std::cout << "# isolation: " << srv.isolation() << std::endl;
+
+    boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
+    signals.async_wait([&](boost::system::error_code ec, int) {
+        if (ec)
+            return;
+        std::cerr << "prism-e2b-local: stopping" << std::endl;
+        srv.stop();
+        ioc.stop();
+    });
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back([&] { ioc.run(); });
+    ioc.run();
+    for (auto& t : pool)
+        t.join();
+    srv.stop();
+    return 0;
+}

@@ -1,0 +1,600 @@
+// fork/exec, pipes, pidfd exit watch and event fan-out for the local server.
+#include "emulator/process_runner.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace prism_e2b::local::detail {
+
+namespace asio = boost::asio;
+constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
+
+// ---------------------------------------------------------------- event_queue
+
+namespace {
+// A watcher that does not read is cut off rather than growing without bound.
+constexpr std::size_t max_buffered_bytes = 32u << 20;
+}  // namespace
+
+event_queue::event_queue(asio::any_io_executor ex) : wake_(ex, 1) {}
+
+void event_queue::notify()
+{
+    wake_.try_send(boost::system::error_code{});
+}
+
+void event_queue::push(process_event ev)
+{
+    {
+        std::lock_guard lk(mutex_);
+        if (closed_)
+            return;
+        buffered_bytes_ += ev.data.size();
+        if (buffered_bytes_ > max_buffered_bytes) {
+            closed_ = true;
+            aborted_ = true;
+            events_.clear();
+        } else {
+            events_.push_back(std::move(ev));
+        }
+    }
+    notify();
+}
+
+void event_queue::close(bool aborted)
+{
+    {
+        std::lock_guard lk(mutex_);
+        if (closed_)
+            return;
+        closed_ = true;
+        aborted_ = aborted;
+        if (aborted)
+            events_.clear();
+    }
+    notify();
+}
+
+asio::awaitable<void> event_queue::wait()
+{
+    {
+        std::lock_guard lk(mutex_);
+        if (!events_.empty() || closed_)
+            co_return;
+    }
+    co_await wake_.async_receive(use_nothrow);
+}
+
+bool event_queue::pop(process_event& out)
+{
+    std::lock_guard lk(mutex_);
+    if (events_.empty())
+        return false;
+    out = std::move(events_.front());
+    events_.pop_front();
+    buffered_bytes_ -= std::min(buffered_bytes_, out.data.size());
+    return true;
+}
+
+bool event_queue::closed() const
+{
+    std::lock_guard lk(mutex_);
+    return closed_ && events_.empty();
+}
+
+bool event_queue::aborted() const
+{
+    std::lock_guard lk(mutex_);
+    return aborted_;
+}
+
+// ---------------------------------------------------------------- helpers
+
+std::string wait_status_text(int st)
+{
+    if (WIFEXITED(st))
+        return "exit status " + std::to_string(WEXITSTATUS(st));
+    if (WIFSIGNALED(st)) {
+        int const sig = WTERMSIG(st);
+        std::string name;
+        switch (sig) {
+        case SIGKILL: name = "killed"; break;
+        case SIGTERM: name = "terminated"; break;
+        case SIGINT: name = "interrupt"; break;
+        case SIGHUP: name = "hangup"; break;
+        case SIGQUIT: name = "quit"; break;
+        case SIGABRT: name = "aborted"; break;
+        case SIGSEGV: name = "segmentation fault"; break;
+        case SIGPIPE: name = "broken pipe"; break;
+        case SIGBUS: name = "bus error"; break;
+        case SIGFPE: name = "floating point exception"; break;
+        case SIGILL: name = "illegal instruction"; break;
+        case SIGUSR1: name = "user defined signal 1"; break;
+        case SIGUSR2: name = "user defined signal 2"; break;
+        case SIGALRM: name = "alarm clock"; break;
+        default: name = "signal " + std::to_string(sig); break;
+        }
+        std::string s = "signal: " + name;
+        if (WCOREDUMP(st))
+            s += " (core dumped)";
+        return s;
+    }
+    return "exit status -1";
+}
+
+namespace {
+
+enum child_stage : int { stage_unshare = 1, stage_mount_private, stage_bind, stage_cgroup, stage_chdir, stage_exec, stage_dup };
+
+struct child_failure {
+    int stage;
+    int err;
+};
+
+[[noreturn]] void child_fail(int fd, int stage)
+{
+    child_failure f{stage, errno};
+    ssize_t r = ::write(fd, &f, sizeof f);
+    (void)r;
+    ::_exit(127);
+}
+
+void set_nonblocking(int fd)
+{
+    int const fl = ::fcntl(fd, F_GETFL);
+    ::fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+// Only async-signal-safe calls below: the parent may have many threads.
+[[noreturn]] void run_child(spawn_spec const& spec, char const* const* argv, char const* const* envp, int in_r, int out_w, int err_w,
+                            int report_w, char const* pid_text_unused)
+{
+    (void)pid_text_unused;
+    ::setpgid(0, 0);
+    sigset_t all;
+    sigemptyset(&all);
+    ::sigprocmask(SIG_SETMASK, &all, nullptr);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; ++s)
+        ::sigaction(s, &dfl, nullptr);
+
+    if (::dup2(in_r, 0) < 0 || ::dup2(out_w, 1) < 0 || ::dup2(err_w, 2) < 0)
+        child_fail(report_w, stage_dup);
+    // Every other inherited descriptor (sockets, other children's pipes) must not leak into the child.
+    ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
+
+    if (!spec.cgroup_procs.empty()) {
+        int fd = ::open(spec.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            char buf[24];
+            int n = 0;
+            pid_t p = ::getpid();
+            char tmp[24];
+            int t = 0;
+            while (p > 0) {
+                tmp[t++] = static_cast<char>('0' + p % 10);
+                p /= 10;
+            }
+            while (t > 0)
+                buf[n++] = tmp[--t];
+            if (::write(fd, buf, static_cast<std::size_t>(n)) < 0)
+                child_fail(report_w, stage_cgroup);
+            ::close(fd);
+        }
+    }
+
+    if (!spec.binds.empty()) {
+        if (::unshare(CLONE_NEWNS) != 0)
+            child_fail(report_w, stage_unshare);
+        if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+            child_fail(report_w, stage_mount_private);
+        for (auto const& [src, dst] : spec.binds)
+            if (::mount(src.c_str(), dst.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+                child_fail(report_w, stage_bind);
+    }
+    if (::chdir(spec.chdir_to.c_str()) != 0)
+        child_fail(report_w, stage_chdir);
+    ::execve(argv[0], const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+    child_fail(report_w, stage_exec);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- process
+
+process::process(asio::any_io_executor ex, pid_t pid, process_config config, exit_callback on_exit)
+    : strand_(asio::make_strand(ex)), pid_(pid), config_(std::move(config)), on_exit_(std::move(on_exit)),
+      out_(strand_), err_(strand_), in_(strand_), pidfd_(strand_), grace_(strand_)
+{
+}
+
+process::~process()
+{
+    boost::system::error_code ec;
+    out_.close(ec);
+    err_.close(ec);
+    in_.close(ec);
+    pidfd_.close(ec);
+    if (!finished_) {
+        ::kill(-pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, WNOHANG);
+    }
+}
+
+result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_spec const& spec, process_config config,
+                                                exit_callback on_exit)
+{
+    // Resolve the program the way the shell would (PATH), before fork.
+    std::string program = spec.cmd;
+    if (program.find('/') == std::string::npos) {
+        std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+        for (auto const& e : spec.env)
+            if (e.rfind("PATH=", 0) == 0)
+                path = e.substr(5);
+        std::size_t start = 0;
+        std::string found;
+        while (start <= path.size()) {
+            auto end = path.find(':', start);
+            if (end == std::string::npos)
+                end = path.size();
+            std::string dir = path.substr(start, end - start);
+            if (dir.empty())
+                dir = ".";
+            std::string cand = dir + "/" + program;
+            if (::access(cand.c_str(), X_OK) == 0) {
+                found = cand;
+                break;
+            }
+            start = end + 1;
+        }
+        if (found.empty())
+            return error(errc::invalid_argument, "executable file not found in $PATH: " + program, {"process.Start"});
+        program = found;
+    }
+    std::vector<std::string> argv_s;
+    argv_s.push_back(program);
+    argv_s.insert(argv_s.end(), spec.args.begin(), spec.args.end());
+    std::vector<char const*> argv, envp;
+    for (auto const& a : argv_s)
+        argv.push_back(a.c_str());
+    argv.push_back(nullptr);
+    for (auto const& e : spec.env)
+        envp.push_back(e.c_str());
+    envp.push_back(nullptr);
+
+    int in_p[2] = {-1, -1}, out_p[2], err_p[2], rep[2];
+    auto close_all = [&] {
+        for (int fd : {in_p[0], in_p[1], out_p[0], out_p[1], err_p[0], err_p[1], rep[0], rep[1]})
+            if (fd >= 0)
+                ::close(fd);
+    };
+    out_p[0] = out_p[1] = err_p[0] = err_p[1] = rep[0] = rep[1] = -1;
+    bool ok = ::pipe2(out_p, O_CLOEXEC) == 0 && ::pipe2(err_p, O_CLOEXEC) == 0 && ::pipe2(rep, O_CLOEXEC) == 0;
+    if (ok) {
+        if (spec.open_stdin)
+            ok = ::pipe2(in_p, O_CLOEXEC) == 0;
+        else {
+            in_p[0] = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+            ok = in_p[0] >= 0;
+        }
+    }
+    if (!ok) {
+        auto const e = errno;
+        close_all();
+        return error(boost::system::error_code(e, boost::system::system_category()), "cannot create pipes", {"process.Start"});
+    }
+
+    pid_t const pid = ::fork();
+    if (pid < 0) {
+        auto const e = errno;
+        close_all();
+        return error(boost::system::error_code(e, boost::system::system_category()), "fork failed", {"process.Start"});
+    }
+    if (pid == 0)
+        run_child(spec, argv.data(), envp.data(), in_p[0], out_p[1], err_p[1], rep[1], nullptr);
+
+    ::setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
+    ::close(in_p[0]);
+    in_p[0] = -1;
+    ::close(out_p[1]);
+    out_p[1] = -1;
+    ::close(err_p[1]);
+    err_p[1] = -1;
+    ::close(rep[1]);
+    rep[1] = -1;
+    child_failure f{};
+    ssize_t n;
+    do {
+        n = ::read(rep[0], &f, sizeof f);
+    } while (n < 0 && errno == EINTR);
+    ::close(rep[0]);
+    rep[0] = -1;
+    if (n == static_cast<ssize_t>(sizeof f)) {
+        ::waitpid(pid, nullptr, 0);
+        close_all();
+        std::string what;
+        switch (f.stage) {
+        case stage_chdir:
+            return error(errc::invalid_argument, "chdir " + spec.chdir_to + ": " + std::strerror(f.err), {"process.Start"});
+        case stage_exec:
+            return error(errc::invalid_argument, "fork/exec " + program + ": " + std::strerror(f.err), {"process.Start"});
+        case stage_unshare: what = "unshare"; break;
+        case stage_mount_private:
+        case stage_bind: what = "mount"; break;
+        case stage_cgroup: what = "cgroup"; break;
+        default: what = "dup2"; break;
+        }
+        return error(errc::server_error, "starting the process failed at " + what + ": " + std::strerror(f.err), {"process.Start"});
+    }
+
+    int const pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    auto p = std::shared_ptr<process>(new process(ex, pid, std::move(config), std::move(on_exit)));
+    set_nonblocking(out_p[0]);
+    set_nonblocking(err_p[0]);
+    p->out_.assign(out_p[0]);
+    p->err_.assign(err_p[0]);
+    if (spec.open_stdin) {
+        set_nonblocking(in_p[1]);
+        p->in_.assign(in_p[1]);
+        p->stdin_open_ = true;
+    }
+    if (pidfd >= 0)
+        p->pidfd_.assign(pidfd);
+    return p;
+}
+
+void process::start_io()
+{
+    auto self = shared_from_this();
+    asio::co_spawn(strand_, read_loop(out_, true), asio::detached);
+    asio::co_spawn(strand_, read_loop(err_, false), asio::detached);
+    asio::co_spawn(strand_, exit_watch(), asio::detached);
+}
+
+std::shared_ptr<event_queue> process::subscribe(asio::any_io_executor ex)
+{
+    std::lock_guard lk(mutex_);
+    if (ended_)
+        return nullptr;
+    auto q = std::make_shared<event_queue>(ex);
+    watchers_.push_back(q);
+    return q;
+}
+
+void process::unsubscribe(std::shared_ptr<event_queue> const& q)
+{
+    std::lock_guard lk(mutex_);
+    std::erase(watchers_, q);
+}
+
+bool process::ended() const
+{
+    std::lock_guard lk(mutex_);
+    return ended_;
+}
+
+void process::deliver(process_event ev)
+{
+    std::lock_guard lk(mutex_);
+    for (auto const& w : watchers_)
+        w->push(ev);
+}
+
+asio::awaitable<void> process::read_loop(asio::posix::stream_descriptor& d, bool is_stdout)
+{
+    auto self = shared_from_this();
+    std::array<char, 32 * 1024> buf;
+    for (;;) {
+        auto [ec, n] = co_await d.async_read_some(asio::buffer(buf), use_nothrow);
+        if (n > 0) {
+            process_event ev;
+            ev.type = is_stdout ? process_event::kind::stdout_data : process_event::kind::stderr_data;
+            ev.data.assign(buf.data(), n);
+            deliver(std::move(ev));
+        }
+        if (ec)
+            break;
+    }
+    (is_stdout ? out_done_ : err_done_) = true;
+    maybe_finish();
+}
+
+asio::awaitable<void> process::exit_watch()
+{
+    auto self = shared_from_this();
+    if (pidfd_.is_open()) {
+        for (;;) {
+            auto [ec] = co_await pidfd_.async_wait(asio::posix::stream_descriptor::wait_read, use_nothrow);
+            int st = 0;
+            pid_t const r = ::waitpid(pid_, &st, WNOHANG);
+            if (r == pid_) {
+                wait_status_ = st;
+                break;
+            }
+            if (r < 0 && errno == ECHILD)
+                break;
+            if (ec && ec != asio::error::interrupted)
+                break;
+        }
+    } else {
+        // No pidfd (old kernel): poll.
+        asio::steady_timer t(strand_);
+        for (;;) {
+            int st = 0;
+            pid_t const r = ::waitpid(pid_, &st, WNOHANG);
+            if (r == pid_) {
+                wait_status_ = st;
+                break;
+            }
+            if (r < 0)
+                break;
+            t.expires_after(std::chrono::milliseconds(20));
+            co_await t.async_wait(use_nothrow);
+        }
+    }
+    exited_ = true;
+    if (out_done_ && err_done_) {
+        finish();
+        co_return;
+    }
+    // Output still in flight (or a background grandchild keeps the pipes open):
+    // give the readers a moment, then take what is buffered and end.
+    grace_.expires_after(std::chrono::milliseconds(100));
+    co_await grace_.async_wait(use_nothrow);
+    if (!finished_) {
+        drain(out_, true);
+        drain(err_, false);
+        finish();
+    }
+}
+
+void process::drain(asio::posix::stream_descriptor& d, bool is_stdout)
+{
+    if (!d.is_open())
+        return;
+    std::array<char, 32 * 1024> buf;
+    for (;;) {
+        ssize_t const n = ::read(d.native_handle(), buf.data(), buf.size());
+        if (n <= 0)
+            break;
+        process_event ev;
+        ev.type = is_stdout ? process_event::kind::stdout_data : process_event::kind::stderr_data;
+        ev.data.assign(buf.data(), static_cast<std::size_t>(n));
+        deliver(std::move(ev));
+    }
+}
+
+void process::maybe_finish()
+{
+    if (exited_ && out_done_ && err_done_ && !finished_) {
+        grace_.cancel();
+        finish();
+    }
+}
+
+void process::finish()
+{
+    if (finished_)
+        return;
+    finished_ = true;
+    boost::system::error_code ec;
+    out_.close(ec);
+    err_.close(ec);
+    pidfd_.close(ec);
+    process_event ev;
+    ev.type = process_event::kind::end;
+    int const st = wait_status_;
+    ev.status = wait_status_text(st);
+    if (WIFEXITED(st)) {
+        ev.exited = true;
+        ev.exit_code = WEXITSTATUS(st);
+    } else {
+        ev.exited = false;
+        ev.exit_code = -1;
+    }
+    if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+        ev.error = ev.status;
+    std::vector<std::shared_ptr<event_queue>> watchers;
+    {
+        std::lock_guard lk(mutex_);
+        ended_ = true;
+        stdin_open_ = false;
+        watchers.swap(watchers_);
+    }
+    for (auto const& w : watchers) {
+        w->push(ev);
+        w->close(false);
+    }
+    in_.close(ec);
+    if (on_exit_)
+        on_exit_(*this);
+}
+
+asio::awaitable<result<void>> process::write_stdin(std::string data)
+{
+    // Runs on the process's strand; the caller stays on its own executor.
+    co_return co_await asio::co_spawn(strand_, write_stdin_on_strand(std::move(data)), asio::use_awaitable);
+}
+
+asio::awaitable<result<void>> process::write_stdin_on_strand(std::string data)
+{
+    auto self = shared_from_this();
+    // One writer at a time keeps concurrent SendInput calls from interleaving.
+    asio::steady_timer wait(strand_);
+    while (stdin_busy_) {
+        wait.expires_after(std::chrono::milliseconds(1));
+        co_await wait.async_wait(use_nothrow);
+    }
+    {
+        std::lock_guard lk(mutex_);
+        if (ended_)
+            co_return error(errc::not_found, "process with pid " + std::to_string(pid_) + " not found", {"process.SendInput"});
+        if (!stdin_open_)
+            co_return error(errc::invalid_argument, "stdin is not enabled or already closed for this process", {"process.SendInput"});
+    }
+    stdin_busy_ = true;
+    auto [ec, n] = co_await asio::async_write(in_, asio::buffer(data), use_nothrow);
+    stdin_busy_ = false;
+    if (ec)
+        co_return error(ec, "writing to the process's stdin failed", {"process.SendInput"});
+    co_return result<void>{};
+}
+
+result<void> process::close_stdin()
+{
+    {
+        std::lock_guard lk(mutex_);
+        if (ended_)
+            return error(errc::not_found, "process with pid " + std::to_string(pid_) + " not found", {"process.CloseStdin"});
+        if (!stdin_open_)
+            return result<void>{};
+        stdin_open_ = false;
+    }
+    auto self = shared_from_this();
+    asio::post(strand_, [self] {
+        boost::system::error_code ec;
+        self->in_.close(ec);
+    });
+    return result<void>{};
+}
+
+void process::signal(int sig)
+{
+    std::lock_guard lk(mutex_);
+    if (!ended_)
+        ::kill(-pid_, sig);
+}
+
+void process::kill_and_abort_watchers()
+{
+    std::vector<std::shared_ptr<event_queue>> watchers;
+    {
+        std::lock_guard lk(mutex_);
+        watchers.swap(watchers_);
+        if (!ended_)
+            ::kill(-pid_, SIGKILL);
+    }
+    for (auto const& w : watchers)
+        w->close(true);
+}
+
+}  // namespace prism_e2b::local::detail

@@ -1,0 +1,529 @@
+// Sandbox lifecycle operations (create, kill, pause, resume, expiry, spawn)
+// and small helpers shared by the route handlers.
+#include "emulator/server_state.hpp"
+
+#include "emulator/sandbox_fs.hpp"
+
+#include <prism_e2b/redactor.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include <csignal>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace prism_e2b::local::detail {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------- helpers
+
+http_response rest_error(int status, std::string const& message)
+{
+    http_response r;
+    r.status = status;
+    boost::json::object o;
+    o["code"] = status;
+    o["message"] = message;
+    r.body = boost::json::serialize(o);
+    return r;
+}
+
+http_response connect_error(std::string const& code, std::string const& message)
+{
+    static std::map<std::string, int> const status = {
+        {"canceled", 499},          {"unknown", 500},           {"invalid_argument", 400}, {"deadline_exceeded", 504},
+        {"not_found", 404},         {"already_exists", 409},    {"permission_denied", 403}, {"resource_exhausted", 429},
+        {"failed_precondition", 400}, {"aborted", 409},         {"out_of_range", 400},     {"unimplemented", 501},
+        {"internal", 500},          {"unavailable", 503},       {"data_loss", 500},        {"unauthenticated", 401},
+    };
+    http_response r;
+    auto it = status.find(code);
+    r.status = it == status.end() ? 500 : it->second;
+    boost::json::object o;
+    o["code"] = code;
+    o["message"] = message;
+    r.body = boost::json::serialize(o);
+    return r;
+}
+
+std::string rfc3339(std::chrono::system_clock::time_point tp)
+{
+    auto const ms = std::chrono::duration_cast<std::chrono::milliseconds>(tp.time_since_epoch()).count();
+    std::time_t const secs = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    ::gmtime_r(&secs, &tm);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                  tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+    return buf;
+}
+
+std::string url_decode(std::string_view s, bool plus_is_space)
+{
+    auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+            out.push_back(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
+            i += 2;
+        } else if (plus_is_space && s[i] == '+') {
+            out.push_back(' ');
+        } else {
+            out.push_back(s[i]);
+        }
+    }
+    return out;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q)
+{
+    std::vector<std::pair<std::string, std::string>> out;
+    std::size_t i = 0;
+    while (i <= q.size()) {
+        auto j = q.find('&', i);
+        if (j == std::string_view::npos)
+            j = q.size();
+        auto part = q.substr(i, j - i);
+        if (!part.empty()) {
+            auto eq = part.find('=');
+            if (eq == std::string_view::npos)
+                out.emplace_back(url_decode(part), std::string());
+            else
+                out.emplace_back(url_decode(part.substr(0, eq)), url_decode(part.substr(eq + 1)));
+        }
+        i = j + 1;
+    }
+    return out;
+}
+
+std::string random_id(std::size_t length)
+{
+    static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    std::string out;
+    while (out.size() < length) {
+        unsigned char buf[64];
+        if (RAND_bytes(buf, sizeof buf) != 1)
+            throw std::runtime_error("RAND_bytes failed");
+        for (unsigned char b : buf)
+            if (b < 252 && out.size() < length)  // 252 = 7 * 36: no modulo bias
+                out.push_back(alphabet[b % 36]);
+    }
+    return out;
+}
+
+std::string random_hex(std::size_t bytes)
+{
+    std::vector<unsigned char> buf(bytes);
+    if (RAND_bytes(buf.data(), static_cast<int>(buf.size())) != 1)
+        throw std::runtime_error("RAND_bytes failed");
+    static constexpr char hexd[] = "0123456789abcdef";
+    std::string out;
+    for (auto b : buf) {
+        out.push_back(hexd[b >> 4]);
+        out.push_back(hexd[b & 15]);
+    }
+    return out;
+}
+
+bool secure_equals(std::string_view a, std::string_view b) noexcept
+{
+    if (a.size() != b.size())
+        return false;
+    return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+// ---------------------------------------------------------------- freezer
+
+namespace {
+
+bool write_file(std::string const& path, std::string const& text)
+{
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool const ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    return ok;
+}
+
+std::string read_small_file(std::string const& path)
+{
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::vector<pid_t> cgroup_pids(std::string const& dir)
+{
+    std::vector<pid_t> out;
+    std::istringstream in(read_small_file(dir + "/cgroup.procs"));
+    pid_t p;
+    while (in >> p)
+        out.push_back(p);
+    return out;
+}
+
+/// Writes FROZEN and waits until the kernel reports every task frozen.
+bool freeze_cgroup(std::string const& dir)
+{
+    if (!write_file(dir + "/freezer.state", "FROZEN"))
+        return false;
+    for (int i = 0; i < 2000; ++i) {
+        auto s = read_small_file(dir + "/freezer.state");
+        if (s.rfind("FROZEN", 0) == 0)
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    write_file(dir + "/freezer.state", "THAWED");
+    return false;
+}
+
+void thaw_cgroup(std::string const& dir)
+{
+    write_file(dir + "/freezer.state", "THAWED");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- sandbox
+
+sandbox::~sandbox()
+{
+    if (root_fd >= 0)
+        ::close(root_fd);
+}
+
+std::shared_ptr<sandbox> server_state::find(std::string const& id) const
+{
+    std::lock_guard lk(mutex);
+    auto it = sandboxes.find(id);
+    return it == sandboxes.end() ? nullptr : it->second;
+}
+
+result<std::shared_ptr<sandbox>> server_state::create_sandbox(std::string template_id, std::map<std::string, std::string> metadata,
+                                                              std::map<std::string, std::string> env_vars, std::chrono::seconds timeout,
+                                                              bool auto_pause, bool auto_pause_memory, bool auto_resume)
+{
+    if (stopping)
+        return error(errc::service_busy, "server is stopping", {"create"});
+    auto sb = std::make_shared<sandbox>();
+    sb->id = random_id(20);
+    sb->template_id = std::move(template_id);
+    sb->access_token = random_hex(32);
+    secret_redactor::global().add(sb->access_token);
+    sb->dir = state_dir / "sandboxes" / sb->id;
+    sb->root = sb->dir / "root";
+    std::error_code ec;
+    for (auto const* sub : {"workspace", "home/user", "tmp"})
+        fs::create_directories(sb->root / sub, ec);
+    if (ec)
+        return error(errc::server_error, "cannot create the sandbox's directories: " + ec.message(), {"create"});
+    ::chmod((sb->root / "tmp").c_str(), 01777);
+    sb->root_fd = ::open(sb->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (sb->root_fd < 0)
+        return error(errc::server_error, "cannot open the sandbox root", {"create"});
+    if (freezer_available) {
+        std::string dir = freezer_root + "/" + sb->id;
+        if (::mkdir(dir.c_str(), 0755) == 0)
+            sb->cgroup_dir = dir;
+    }
+    sb->isolation = isolation_available ? "mount-namespace" : "none";
+    sb->metadata = std::move(metadata);
+    sb->env_vars = std::move(env_vars);
+    sb->started_at = std::chrono::system_clock::now();
+    sb->end_at = sb->started_at + timeout;
+    sb->auto_pause = auto_pause;
+    sb->auto_pause_memory = auto_pause_memory;
+    sb->auto_resume = auto_resume;
+    {
+        std::lock_guard lk(mutex);
+        sb->seq = next_seq++;
+        sandboxes[sb->id] = sb;
+    }
+    log(log_level::info, "prism-e2b-local: created sandbox " + sb->id + " (template " + sb->template_id + ")");
+    return sb;
+}
+
+namespace {
+
+void kill_everything(sandbox& sb, std::map<std::uint32_t, std::shared_ptr<process>>& procs)
+{
+    for (auto& [pid, p] : procs)
+        p->kill_and_abort_watchers();
+    if (!sb.cgroup_dir.empty()) {
+        // Daemons that left their process group are still in the cgroup.
+        for (pid_t p : cgroup_pids(sb.cgroup_dir))
+            ::kill(p, SIGKILL);
+        thaw_cgroup(sb.cgroup_dir);  // SIGKILL takes effect only once thawed
+    } else {
+        for (auto& [pid, p] : procs)
+            ::kill(-static_cast<pid_t>(pid), SIGCONT);
+    }
+}
+
+}  // namespace
+
+void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
+{
+    std::map<std::uint32_t, std::shared_ptr<process>> procs;
+    {
+        std::lock_guard lk(sb->mutex);
+        if (sb->gone)
+            return;
+        sb->gone = true;
+        procs.swap(sb->processes);
+        sb->running = 0;
+    }
+    {
+        std::lock_guard lk(mutex);
+        sandboxes.erase(sb->id);
+    }
+    kill_everything(*sb, procs);
+    procs.clear();
+    log(log_level::info, "prism-e2b-local: killed sandbox " + sb->id);
+    // Removing the files and the cgroup can wait for the processes to be gone.
+    auto self = shared_from_this();
+    asio::co_spawn(
+        ex,
+        [self, sb]() -> asio::awaitable<void> {
+            asio::steady_timer t(co_await asio::this_coro::executor);
+            for (int i = 0; i < 50; ++i) {
+                if (sb->cgroup_dir.empty() || ::rmdir(sb->cgroup_dir.c_str()) == 0 || errno == ENOENT)
+                    break;
+                for (pid_t p : cgroup_pids(sb->cgroup_dir))
+                    ::kill(p, SIGKILL);
+                t.expires_after(std::chrono::milliseconds(100));
+                co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+            }
+            std::error_code ec;
+            fs::remove_all(sb->dir, ec);
+        },
+        asio::detached);
+}
+
+result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, bool memory)
+{
+    std::map<std::uint32_t, std::shared_ptr<process>> killed;
+    {
+        std::lock_guard lk(sb->mutex);
+        if (sb->gone)
+            return error(errc::not_found, "sandbox " + sb->id + " not found", {"pause"});
+        if (sb->state != sandbox_state::running)
+            return error(errc::conflict, "sandbox " + sb->id + " is already paused", {"pause"});
+        if (memory) {
+            bool frozen = false;
+            if (!sb->cgroup_dir.empty())
+                frozen = freeze_cgroup(sb->cgroup_dir);
+            if (frozen) {
+                sb->freeze_method = "cgroup-freezer";
+            } else {
+                for (auto& [pid, p] : sb->processes)
+                    p->signal(SIGSTOP);
+                sb->freeze_method = "sigstop";
+            }
+        } else {
+            killed.swap(sb->processes);
+            sb->running = 0;
+        }
+        sb->state = sandbox_state::paused;
+        sb->paused_with_memory = memory;
+    }
+    if (!memory)
+        kill_everything(*sb, killed);
+    log(log_level::info, "prism-e2b-local: paused sandbox " + sb->id + (memory ? " (memory)" : " (filesystem)"));
+    return result<void>{};
+}
+
+void server_state::resume_sandbox(std::shared_ptr<sandbox> const& sb, std::chrono::seconds timeout)
+{
+    std::lock_guard lk(sb->mutex);
+    if (sb->state != sandbox_state::paused)
+        return;
+    if (sb->paused_with_memory) {
+        if (sb->freeze_method == "cgroup-freezer")
+            thaw_cgroup(sb->cgroup_dir);
+        else
+            for (auto& [pid, p] : sb->processes)
+                p->signal(SIGCONT);
+    }
+    sb->state = sandbox_state::running;
+    sb->end_at = std::chrono::system_clock::now() + timeout;
+    log(log_level::info, "prism-e2b-local: resumed sandbox " + sb->id);
+}
+
+std::string server_state::host_path_for_cwd(sandbox const& sb, std::string const& sandbox_path) const
+{
+    for (std::string_view prefix : {"/workspace", "/home/user", "/tmp"}) {
+        if (sandbox_path == prefix || (sandbox_path.size() > prefix.size() && sandbox_path.compare(0, prefix.size(), prefix) == 0 &&
+                                       sandbox_path[prefix.size()] == '/'))
+            return (sb.root.string() + sandbox_path);
+    }
+    return sandbox_path;
+}
+
+result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> const& sb, process_config cfg, bool open_stdin)
+{
+    auto const cwd = normalize_sandbox_path(cfg.cwd.value_or(std::string(sandbox_home)));
+    if (!cwd)
+        return error(errc::invalid_argument, "invalid cwd", {"process.Start"});
+    spawn_spec spec;
+    spec.cmd = cfg.cmd;
+    spec.args = cfg.args;
+    spec.open_stdin = open_stdin;
+    bool const ns = sb->isolation == "mount-namespace";
+    std::map<std::string, std::string> env = {
+        {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+        {"HOME", ns ? std::string(sandbox_home) : (sb->root / "home/user").string()},
+        {"USER", "user"},
+        {"LOGNAME", "user"},
+        {"SHELL", "/bin/bash"},
+        {"LANG", "C.UTF-8"},
+        {"E2B_SANDBOX", "true"},
+        {"E2B_SANDBOX_ID", sb->id},
+    };
+    if (!ns)
+        env["TMPDIR"] = (sb->root / "tmp").string();
+    for (auto const& [k, v] : sb->env_vars)
+        env[k] = v;
+    for (auto const& [k, v] : cfg.envs)
+        env[k] = v;
+    for (auto const& [k, v] : env)
+        spec.env.push_back(k + "=" + v);
+    if (ns) {
+        spec.chdir_to = *cwd;
+        spec.binds = {{(sb->root / "workspace").string(), "/workspace"},
+                      {(sb->root / "home/user").string(), "/home/user"},
+                      {(sb->root / "tmp").string(), "/tmp"}};
+    } else {
+        spec.chdir_to = host_path_for_cwd(*sb, *cwd);
+    }
+    if (!sb->cgroup_dir.empty())
+        spec.cgroup_procs = sb->cgroup_dir + "/cgroup.procs";
+    if (cfg.cwd)
+        cfg.cwd = *cwd;
+
+    std::weak_ptr<sandbox> weak = sb;
+    std::shared_ptr<process> p;
+    {
+        std::lock_guard lk(sb->mutex);
+        if (sb->gone)
+            return error(errc::not_found, "sandbox " + sb->id + " not found", {"process.Start"});
+        if (sb->state != sandbox_state::running)
+            return error(errc::paused, "sandbox " + sb->id + " is paused", {"process.Start"});
+        auto r = process::spawn(ex, spec, std::move(cfg), [weak](process& pr) {
+            if (auto s = weak.lock()) {
+                std::lock_guard lk2(s->mutex);
+                auto it = s->processes.find(pr.pid());
+                if (it != s->processes.end() && it->second.get() == &pr) {
+                    s->processes.erase(it);
+                    if (s->running > 0)
+                        --s->running;
+                }
+            }
+        });
+        if (!r)
+            return r.error();
+        p = *r;
+        sb->processes[p->pid()] = p;
+        ++sb->running;
+        sb->peak = std::max(sb->peak, sb->running);
+    }
+    if (auto delay = faults.take_kill_during_exec(sb->id)) {
+        auto self = shared_from_this();
+        auto d = *delay;
+        asio::co_spawn(
+            ex,
+            [self, sb, d]() -> asio::awaitable<void> {
+                asio::steady_timer t(co_await asio::this_coro::executor);
+                t.expires_after(d);
+                co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+                self->log(log_level::info, "prism-e2b-local: fault injection kills sandbox " + sb->id + " during an exec");
+                self->kill_sandbox(sb);
+            },
+            asio::detached);
+    }
+    return p;
+}
+
+void server_state::reap_expired()
+{
+    std::vector<std::shared_ptr<sandbox>> all;
+    {
+        std::lock_guard lk(mutex);
+        for (auto& [id, sb] : sandboxes)
+            all.push_back(sb);
+    }
+    auto const now = std::chrono::system_clock::now();
+    for (auto& sb : all) {
+        bool expired = false;
+        {
+            std::lock_guard lk(sb->mutex);
+            expired = !sb->gone && sb->state == sandbox_state::running && now >= sb->end_at;
+        }
+        if (!expired)
+            continue;
+        if (sb->auto_pause) {
+            log(log_level::info, "prism-e2b-local: sandbox " + sb->id + " timed out; auto-pausing");
+            (void)pause_sandbox(sb, sb->auto_pause_memory);
+        } else {
+            log(log_level::info, "prism-e2b-local: sandbox " + sb->id + " timed out; killing");
+            kill_sandbox(sb);
+        }
+    }
+}
+
+void server_state::stop_all()
+{
+    stopping = true;
+    std::vector<std::shared_ptr<sandbox>> all;
+    {
+        std::lock_guard lk(mutex);
+        for (auto& [id, sb] : sandboxes)
+            all.push_back(sb);
+    }
+    for (auto& sb : all) {
+        std::map<std::uint32_t, std::shared_ptr<process>> procs;
+        {
+            std::lock_guard lk(sb->mutex);
+            sb->gone = true;
+            procs.swap(sb->processes);
+        }
+        kill_everything(*sb, procs);
+        {
+            std::lock_guard lk(mutex);
+            sandboxes.erase(sb->id);
+        }
+        if (!sb->cgroup_dir.empty()) {
+            for (int i = 0; i < 100 && ::rmdir(sb->cgroup_dir.c_str()) != 0 && errno == EBUSY; ++i) {
+                for (pid_t p : cgroup_pids(sb->cgroup_dir))
+                    ::kill(p, SIGKILL);
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+        }
+    }
+}
+
+}  // namespace prism_e2b::local::detail

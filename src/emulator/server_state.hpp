@@ -1,0 +1,130 @@
+// Shared state of the local server: the sandbox registry and the operations
+// the control plane, envd routes, admin routes and the expiry reaper share.
+#ifndef PRISM_E2B_EMULATOR_SERVER_STATE_HPP
+#define PRISM_E2B_EMULATOR_SERVER_STATE_HPP
+
+#include "emulator/http_message.hpp"
+#include "emulator/process_runner.hpp"
+
+#include <prism_e2b/local_server.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace prism_e2b::local::detail {
+
+enum class sandbox_state { running, paused };
+
+/// One sandbox. The identity fields are immutable after creation; everything
+/// below `mutex` is guarded by it.
+struct sandbox {
+    std::string id;
+    std::string template_id;
+    std::string access_token;
+    std::filesystem::path dir;   ///< state_dir/sandboxes/<id>
+    std::filesystem::path root;  ///< dir/root: the sandbox's "/"
+    int root_fd = -1;            ///< O_PATH descriptor of root, for RESOLVE_IN_ROOT lookups
+    std::string cgroup_dir;      ///< freezer cgroup; empty when the freezer is not available
+    std::string isolation;       ///< "mount-namespace" or "none"
+    std::map<std::string, std::string> metadata;
+    std::map<std::string, std::string> env_vars;
+    std::chrono::system_clock::time_point started_at;
+    bool auto_pause = false;
+    bool auto_pause_memory = true;
+    bool auto_resume = false;
+    std::uint64_t seq = 0;  ///< creation order
+
+    mutable std::mutex mutex;
+    sandbox_state state = sandbox_state::running;
+    bool paused_with_memory = false;
+    std::string freeze_method;  ///< how the last memory pause froze: "cgroup-freezer" or "sigstop"
+    bool gone = false;          ///< killed; every call answers not found
+    std::chrono::system_clock::time_point end_at;
+    std::map<std::uint32_t, std::shared_ptr<process>> processes;
+    std::uint32_t running = 0;
+    std::uint32_t peak = 0;
+
+    ~sandbox();
+};
+
+struct server_state : std::enable_shared_from_this<server_state> {
+    boost::asio::any_io_executor ex;
+    server_options opts;
+    fault_injector faults;
+    std::filesystem::path state_dir;
+    bool owns_state_dir = false;
+    bool isolation_available = false;
+    bool freezer_available = false;
+    std::string freezer_root;  ///< /sys/fs/cgroup/freezer/prism-e2b-<pid>
+
+    mutable std::mutex mutex;  ///< guards `sandboxes` and `next_seq`
+    std::map<std::string, std::shared_ptr<sandbox>> sandboxes;
+    std::uint64_t next_seq = 0;
+    std::atomic<bool> stopping{false};
+
+    std::shared_ptr<sandbox> find(std::string const& id) const;
+
+    // -- operations (thread-safe) ---------------------------------------------
+    result<std::shared_ptr<sandbox>> create_sandbox(std::string template_id, std::map<std::string, std::string> metadata,
+                                                    std::map<std::string, std::string> env_vars, std::chrono::seconds timeout,
+                                                    bool auto_pause, bool auto_pause_memory, bool auto_resume);
+    /// Kills every process, cuts their streams, removes the sandbox and its files.
+    void kill_sandbox(std::shared_ptr<sandbox> const& sb);
+    /// Errors: conflict when not running.
+    result<void> pause_sandbox(std::shared_ptr<sandbox> const& sb, bool memory);
+    /// Resumes a paused sandbox (thaw, or reboot after a filesystem pause); sets end_at.
+    void resume_sandbox(std::shared_ptr<sandbox> const& sb, std::chrono::seconds timeout);
+    /// Spawns a process inside the sandbox (paths, isolation, cgroup, env).
+    result<std::shared_ptr<process>> spawn(std::shared_ptr<sandbox> const& sb, process_config cfg, bool open_stdin);
+    /// Expires sandboxes whose end_at passed (kill, or pause when autoPause).
+    void reap_expired();
+    void stop_all();
+
+    /// Maps a sandbox path ("/workspace/x", "x" relative to /home/user) to the
+    /// host path under root (used for cwd when there is no mount namespace).
+    std::string host_path_for_cwd(sandbox const& sb, std::string const& sandbox_path) const;
+
+    void log(log_level level, std::string const& line) const { log_redacted(opts.logger, level, line); }
+};
+
+// -- route handlers (one file each) -------------------------------------------
+boost::asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_request req, response_sink& sink);
+boost::asio::awaitable<void> handle_admin(std::shared_ptr<server_state> st, http_request req, response_sink& sink);
+/// envd routes for a sandbox that exists, is running and was authenticated.
+boost::asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
+                                                response_sink& sink);
+boost::asio::awaitable<void> handle_files(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
+                                          response_sink& sink);
+boost::asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
+                                                   http_request req, response_sink& sink);
+
+// -- small shared helpers (server_state.cpp) -----------------------------------
+/// REST error body {"code":<status>,"message":...}.
+http_response rest_error(int status, std::string const& message);
+/// Connect unary error: HTTP status from the code, body {"code":"<name>","message":...}.
+http_response connect_error(std::string const& code, std::string const& message);
+/// RFC 3339 with milliseconds, UTC ("2026-01-02T03:04:05.678Z").
+std::string rfc3339(std::chrono::system_clock::time_point tp);
+/// Percent-decodes (and '+' as space when `plus_is_space`).
+std::string url_decode(std::string_view s, bool plus_is_space = true);
+/// Parses "a=1&b=2" into decoded pairs.
+std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q);
+/// Random lower-case alphanumeric identifier / hex token from the CSPRNG.
+std::string random_id(std::size_t length);
+std::string random_hex(std::size_t bytes);
+/// Constant-time string comparison for credentials.
+bool secure_equals(std::string_view a, std::string_view b) noexcept;
+
+}  // namespace prism_e2b::local::detail
+
+#endif
