@@ -44,9 +44,12 @@ asio::awaitable<result<http_response>> client_impl::api_call(std::string method,
     auto transport = transport_;
     auto api = api_;
     auto timeout = opts_.raw.request_timeout;
-    co_return co_await with_retries(policy(idempotent), [transport, api, req, timeout]() {
+    // A named std::function: GCC 12 mishandles a converted lambda temporary in a co_await.
+    std::function<asio::awaitable<result<http_response>>()> attempt = [transport, api, req, timeout]() {
         return transport->request(api, req, timeout);
-    });
+    };
+    auto r = co_await with_retries(policy(idempotent), attempt);
+    co_return r;
 }
 
 namespace {

@@ -19,20 +19,6 @@
 
 namespace asio = boost::asio;
 
-namespace prism_e2b::e2b {
-
-envd_target envd_target::from(sandbox_handle const& h)
-{
-    return {h.sandbox_id, h.envd_access_token, h.domain, h.envd_version};
-}
-
-envd_target envd_target::from(sandbox_info const& i)
-{
-    return {i.sandbox_id, i.envd_access_token, i.domain, i.envd_version};
-}
-
-}  // namespace prism_e2b::e2b
-
 namespace prism_e2b::wire {
 
 int compare_versions(std::string_view a, std::string_view b) noexcept
@@ -94,9 +80,11 @@ asio::awaitable<result<http_response>> client_impl::envd_http(e2b::envd_target t
         co_return slot.error();
     auto transport = transport_;
     auto timeout = opts_.raw.request_timeout;
-    co_return co_await with_retries(pol, [transport, o = *o, req, timeout]() {
+    std::function<asio::awaitable<result<http_response>>()> attempt = [transport, o = *o, req, timeout]() {
         return transport->request(o, req, timeout);
-    });
+    };
+    auto r = co_await with_retries(pol, attempt);
+    co_return r;
 }
 
 asio::awaitable<result<std::string>> client_impl::envd_unary(std::string rpc, e2b::envd_target target,

@@ -30,9 +30,13 @@ result<void> envelope_decoder::feed(std::string_view bytes, std::vector<envelope
         buffer_.clear();
         return error(errc::protocol_error, why);
     };
+    if (ended_ && !bytes.empty())
+        return fail("data after the end-of-stream envelope");
     buffer_.append(bytes);
     std::size_t pos = 0;
     while (buffer_.size() - pos >= envelope_header_size) {
+        if (ended_)
+            return fail("data after the end-of-stream envelope");
         auto const* h = reinterpret_cast<unsigned char const*>(buffer_.data() + pos);
         std::uint8_t const flags = h[0];
         std::size_t const len = (std::size_t(h[1]) << 24) | (std::size_t(h[2]) << 16) | (std::size_t(h[3]) << 8) |
