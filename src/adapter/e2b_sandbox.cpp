@@ -563,7 +563,7 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> e2b_sandbox::attach_pro
     if (it == procs->end() || command_fingerprint(it->config.cmd, it->config.args) != rec->command_fingerprint)
         co_return handle_ptr();
     auto const epoch = core->current_pause_epoch();
-    auto stream = co_await core->client->connect_process(target, {rec->pid, std::nullopt}, std::chrono::milliseconds(0));
+    auto stream = co_await core->client->connect_process(target, detail::pid_selector(rec->pid), std::chrono::milliseconds(0));
     if (!stream) {
         if (stream.error() == errc::not_found)
             co_return handle_ptr();

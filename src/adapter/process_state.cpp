@@ -141,7 +141,7 @@ void e2b_process_state::on_resumed()
             if (!target)
                 co_return;
             auto const epoch = self->core->current_pause_epoch();
-            auto s = co_await self->core->client->connect_process(*target, {self->pid, std::nullopt},
+            auto s = co_await self->core->client->connect_process(*target, pid_selector(self->pid),
                                                                  std::chrono::milliseconds(0));
             if (!self->suspended || self->exit || self->released)
                 co_return;
@@ -214,7 +214,7 @@ public:
             auto t = s->core->activity_target("process.write");
             if (!t)
                 co_return t.error();
-            co_return co_await s->core->client->send_stdin(*t, {s->pid, std::nullopt}, std::move(bytes));
+            co_return co_await s->core->client->send_stdin(*t, pid_selector(s->pid), std::move(bytes));
         });
     }
 
@@ -227,7 +227,7 @@ public:
             auto t = s->core->activity_target("process.close_stdin");
             if (!t)
                 co_return t.error();
-            co_return co_await s->core->client->close_stdin(*t, {s->pid, std::nullopt});
+            co_return co_await s->core->client->close_stdin(*t, pid_selector(s->pid));
         });
     }
 
@@ -242,7 +242,7 @@ public:
                 co_return t.error();
             if (sig == process_signal::sigkill)
                 s->kill_requested = true;
-            co_return co_await s->core->client->send_signal(*t, {s->pid, std::nullopt}, sig);
+            co_return co_await s->core->client->send_signal(*t, pid_selector(s->pid), sig);
         });
     }
 
@@ -258,7 +258,7 @@ public:
             if (!t)
                 co_return t.error();
             s->kill_requested = true;
-            auto k = co_await s->core->client->send_signal(*t, {s->pid, std::nullopt}, process_signal::sigkill);
+            auto k = co_await s->core->client->send_signal(*t, pid_selector(s->pid), process_signal::sigkill);
             if (!k && k.error() != errc::not_found) {
                 s->kill_requested = false;
                 co_return k.error();

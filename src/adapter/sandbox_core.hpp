@@ -25,6 +25,15 @@ namespace prism_e2b::detail {
 
 struct e2b_process_state;
 
+/// A selector by pid. A function, not a braced temporary: g++ 12 destroys a
+/// braced-init temporary passed to a coroutine inside co_await twice.
+inline e2b::process_selector pid_selector(std::uint32_t pid)
+{
+    e2b::process_selector s;
+    s.pid = pid;
+    return s;
+}
+
 /// Thread safety: the fields under "guarded by mu" are only touched with `mu`
 /// held, and `mu` is never held across a suspension. Everything else is set
 /// before the core is shared and is immutable afterwards.

@@ -1,0 +1,103 @@
+// Shared helpers of the adapter unit tests (not a test file: no suite).
+#ifndef PRISM_E2B_TESTS_UNIT_ADAPTER_TEST_UTIL_HPP
+#define PRISM_E2B_TESTS_UNIT_ADAPTER_TEST_UTIL_HPP
+
+#include "fake_e2b_client.hpp"
+#include "run_coro.hpp"
+
+#include <prism_e2b/e2b_sandbox.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace prism_e2b::test {
+
+namespace asio = boost::asio;
+
+// Built outside coroutines: g++ 12 mis-compiles designated initializers with
+// string literals inside coroutine bodies ("array used as initializer").
+inline exec_request shell(std::string command)
+{
+    exec_request r;
+    r.command = std::move(command);
+    return r;
+}
+// Variadic, because even a braced list argument inside a coroutine trips it.
+template <class... A>
+exec_file_request argv(std::string file, A... args)
+{
+    exec_file_request r;
+    r.file = std::move(file);
+    (r.args.emplace_back(args), ...);
+    return r;
+}
+template <class... A>
+process_request proc(std::string file, A... args)
+{
+    process_request r;
+    r.file = std::move(file);
+    (r.args.emplace_back(args), ...);
+    return r;
+}
+/// Braced lists of std::string inside coroutines trip the same g++ 12 bug.
+inline std::vector<std::string> N(std::initializer_list<char const*> l) { return {l.begin(), l.end()}; }
+inline label_map L(std::initializer_list<std::pair<char const*, char const*>> l)
+{
+    label_map m;
+    for (auto const& [k, v] : l)
+        m.emplace(k, v);
+    return m;
+}
+
+inline e2b_sandbox_options fake_options(std::shared_ptr<fake_e2b_client> fake)
+{
+    e2b_sandbox_options o;
+    o.client = std::move(fake);
+    return o;
+}
+
+inline asio::awaitable<std::shared_ptr<e2b_sandbox>> make_sandbox(asio::any_io_executor ex,
+                                                                  std::shared_ptr<fake_e2b_client> fake,
+                                                                  e2b_sandbox_options o)
+{
+    o.client = fake;
+    auto r = co_await create_e2b_sandbox(ex, std::move(o));
+    BOOST_TEST_REQUIRE(r.has_value());
+    co_return *r;
+}
+
+/// Not a coroutine, so the default options are an ordinary temporary.
+inline asio::awaitable<std::shared_ptr<e2b_sandbox>> make_sandbox(asio::any_io_executor ex,
+                                                                  std::shared_ptr<fake_e2b_client> fake)
+{
+    return make_sandbox(std::move(ex), std::move(fake), e2b_sandbox_options());
+}
+
+inline asio::awaitable<void> sleep_for(std::chrono::milliseconds d)
+{
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await t.async_wait(asio::use_awaitable);
+}
+
+/// Runs `op` and emits terminal cancellation after `after`.
+template <class T>
+asio::awaitable<T> cancel_after(asio::awaitable<T> op, std::chrono::milliseconds after)
+{
+    auto ex = co_await asio::this_coro::executor;
+    asio::cancellation_signal sig;
+    asio::steady_timer t(ex, after);
+    t.async_wait([&sig](boost::system::error_code ec) {
+        if (!ec)
+            sig.emit(asio::cancellation_type::terminal);
+    });
+    auto r = co_await asio::co_spawn(ex, std::move(op), asio::bind_cancellation_slot(sig.slot(), asio::use_awaitable));
+    t.cancel();
+    co_return r;
+}
+
+}  // namespace prism_e2b::test
+
+#endif
