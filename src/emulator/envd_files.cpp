@@ -1,19 +1,508 @@
-// envd plain-HTTP /files (download, multipart and octet-stream upload) and
-// filesystem.Filesystem unary RPCs, confined to the sandbox root.
+// envd plain-HTTP /files (download; multipart and octet-stream upload) and the
+// filesystem.Filesystem unary RPCs (Stat, MakeDir, Move, ListDir, Remove). Every
+// path is normalised (relative to /home/user, no `..` above "/") and opened
+// through the sandbox root with RESOLVE_IN_ROOT, so symlinks cannot leave it.
+#include "emulator/multipart.hpp"
+#include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
+
+#include <boost/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace prism_e2b::local::detail {
 
 namespace asio = boost::asio;
+namespace json = boost::json;
 
-asio::awaitable<void> handle_files(std::shared_ptr<server_state>, std::shared_ptr<sandbox>, http_request, response_sink& sink)
+namespace {
+
+constexpr std::size_t whole_file_limit = 8u << 20;  // larger downloads are streamed in chunks
+
+std::string user_name(uid_t uid)
 {
-    co_await sink.send(rest_error(501, "not implemented yet"));
+    passwd pw{};
+    passwd* res = nullptr;
+    char buf[1024];
+    if (::getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res)
+        return res->pw_name;
+    return std::to_string(uid);
 }
 
-asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state>, std::shared_ptr<sandbox>, http_request, response_sink& sink)
+std::string group_name(gid_t gid)
 {
-    co_await sink.send(connect_error("unimplemented", "not implemented yet"));
+    group gr{};
+    group* res = nullptr;
+    char buf[1024];
+    if (::getgrgid_r(gid, &gr, buf, sizeof buf, &res) == 0 && res)
+        return res->gr_name;
+    return std::to_string(gid);
+}
+
+std::string timestamp_json(struct timespec ts)
+{
+    std::time_t secs = ts.tv_sec;
+    std::tm tm{};
+    ::gmtime_r(&secs, &tm);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                  tm.tm_min, tm.tm_sec, ts.tv_nsec);
+    return buf;
+}
+
+std::string base_name(std::string const& normalized)
+{
+    if (normalized == "/")
+        return "/";
+    return normalized.substr(normalized.rfind('/') + 1);
+}
+
+/// EntryInfo (filesystem.proto) for an lstat result.
+json::object entry_json(std::string const& path, struct stat const& st, std::optional<std::string> const& link_target)
+{
+    json::object o;
+    o["name"] = base_name(path);
+    o["type"] = S_ISDIR(st.st_mode) ? "FILE_TYPE_DIRECTORY" : S_ISLNK(st.st_mode) ? "FILE_TYPE_SYMLINK" : "FILE_TYPE_FILE";
+    o["path"] = path;
+    o["size"] = std::to_string(st.st_size);
+    o["mode"] = static_cast<std::uint32_t>(st.st_mode & 07777);
+    o["permissions"] = go_mode_string(st.st_mode);
+    o["owner"] = user_name(st.st_uid);
+    o["group"] = group_name(st.st_gid);
+    o["modifiedTime"] = timestamp_json(st.st_mtim);
+    if (link_target)
+        o["symlinkTarget"] = *link_target;
+    return o;
+}
+
+struct fs_error {
+    std::string code;  ///< Connect code
+    int http;          ///< status for /files
+    std::string message;
+};
+
+fs_error errno_error(int e, std::string const& path)
+{
+    switch (e) {
+    case ENOENT:
+        return {"not_found", 404, "path '" + path + "' does not exist"};
+    case ENOTDIR:
+        return {"invalid_argument", 400, "path '" + path + "' is not a directory"};
+    case EISDIR:
+        return {"invalid_argument", 400, "path '" + path + "' is a directory"};
+    case EEXIST:
+        return {"already_exists", 409, "path '" + path + "' already exists"};
+    case EXDEV:
+    case ELOOP:
+        return {"invalid_argument", 400, "path '" + path + "' cannot be resolved inside the sandbox"};
+    case EACCES:
+    case EPERM:
+        return {"permission_denied", 403, "permission denied for '" + path + "'"};
+    case ENOSPC:
+        return {"resource_exhausted", 507, "not enough disk space available"};
+    default:
+        return {"internal", 500, "error accessing '" + path + "': " + std::strerror(e)};
+    }
+}
+
+/// lstat of the last component (the parent resolved inside the root).
+std::variant<json::object, fs_error> stat_entry(sandbox const& sb, std::string const& path)
+{
+    unique_fd fd = open_in_root(sb.root_fd, path, O_PATH | O_NOFOLLOW);
+    if (!fd)
+        return errno_error(errno, path);
+    struct stat st {};
+    if (::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
+        return errno_error(errno, path);
+    std::optional<std::string> target;
+    if (S_ISLNK(st.st_mode)) {
+        char buf[4096];
+        ssize_t const n = ::readlinkat(fd.get(), "", buf, sizeof buf);
+        if (n >= 0)
+            target = std::string(buf, static_cast<std::size_t>(n));
+    }
+    return entry_json(path, st, target);
+}
+
+void list_into(sandbox const& sb, std::string const& dir_path, int dir_fd, std::uint32_t depth, json::array& out)
+{
+    int const fd = ::dup(dir_fd);
+    if (fd < 0)
+        return;
+    DIR* d = ::fdopendir(fd);
+    if (!d) {
+        ::close(fd);
+        return;
+    }
+    std::vector<std::string> names;
+    while (auto* ent = ::readdir(d)) {
+        std::string n = ent->d_name;
+        if (n != "." && n != "..")
+            names.push_back(std::move(n));
+    }
+    ::closedir(d);
+    std::sort(names.begin(), names.end());
+    for (auto const& n : names) {
+        std::string child = dir_path == "/" ? "/" + n : dir_path + "/" + n;
+        struct stat st {};
+        if (::fstatat(dir_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        std::optional<std::string> target;
+        if (S_ISLNK(st.st_mode)) {
+            char buf[4096];
+            ssize_t const len = ::readlinkat(dir_fd, n.c_str(), buf, sizeof buf);
+            if (len >= 0)
+                target = std::string(buf, static_cast<std::size_t>(len));
+        }
+        out.push_back(entry_json(child, st, target));
+        if (S_ISDIR(st.st_mode) && depth > 1) {
+            int sub = ::openat(dir_fd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0) {
+                list_into(sb, child, sub, depth - 1, out);
+                ::close(sub);
+            }
+        }
+    }
+}
+
+http_response rpc_fail(fs_error const& e)
+{
+    return connect_error(e.code, e.message);
+}
+
+http_response files_fail(fs_error const& e)
+{
+    return rest_error(e.http, e.message);
+}
+
+std::optional<std::string> query_param(std::string const& query, std::string_view key)
+{
+    for (auto& [k, v] : parse_query(query))
+        if (k == key)
+            return v;
+    return std::nullopt;
+}
+
+/// Writes `data` to `path` (parents created). Returns the EntryInfo for the upload answer.
+std::variant<json::object, fs_error> write_file(sandbox const& sb, std::string const& path, std::string_view data)
+{
+    std::string parent, name;
+    if (!split_parent(path, parent, name))
+        return fs_error{"invalid_argument", 400, "path '/' is a directory"};
+    if (int e = make_dirs_in_root(sb.root_fd, parent); e != 0)
+        return errno_error(e, parent);
+    unique_fd fd = open_in_root(sb.root_fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (!fd)
+        return errno_error(errno, path);
+    std::size_t off = 0;
+    while (off < data.size()) {
+        ssize_t const n = ::write(fd.get(), data.data() + off, data.size() - off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno_error(errno, path);
+        }
+        off += static_cast<std::size_t>(n);
+    }
+    json::object o;
+    o["path"] = path;
+    o["name"] = name;
+    o["type"] = "file";
+    return o;
+}
+
+bool known_user(std::optional<std::string> const& u)
+{
+    return !u || u->empty() || *u == "user" || *u == "root";
+}
+
+asio::awaitable<void> download(std::shared_ptr<sandbox> sb, http_request const& req, response_sink& sink)
+{
+    auto raw = query_param(req.query, "path");
+    auto path = normalize_sandbox_path(raw.value_or(""));
+    if (!raw || raw->empty() || !path) {
+        std::string msg = "path is required";
+        if (raw && !raw->empty())
+            msg = "invalid path '" + *raw + "': outside the sandbox";
+        http_response r = rest_error(400, msg);
+        co_await sink.send(std::move(r));
+        co_return;
+    }
+    unique_fd fd = open_in_root(sb->root_fd, *path, O_RDONLY);
+    if (!fd) {
+        http_response r = files_fail(errno_error(errno, *path));
+        co_await sink.send(std::move(r));
+        co_return;
+    }
+    struct stat st {};
+    ::fstat(fd.get(), &st);
+    if (S_ISDIR(st.st_mode)) {
+        co_await sink.send(rest_error(400, "path '" + *path + "' is a directory"));
+        co_return;
+    }
+    header_list headers = {{"Content-Disposition", "attachment; filename=\"" + base_name(*path) + "\""}};
+    if (static_cast<std::size_t>(st.st_size) <= whole_file_limit) {
+        http_response r;
+        r.content_type = "application/octet-stream";
+        r.headers = std::move(headers);
+        char buf[64 * 1024];
+        for (;;) {
+            ssize_t const n = ::read(fd.get(), buf, sizeof buf);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            r.body.append(buf, static_cast<std::size_t>(n));
+        }
+        co_await sink.send(std::move(r));
+        co_return;
+    }
+    if (!co_await sink.begin_stream(200, "application/octet-stream", std::move(headers)))
+        co_return;
+    std::string chunk(256 * 1024, '\0');
+    for (;;) {
+        ssize_t const n = ::read(fd.get(), chunk.data(), chunk.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (!co_await sink.write_chunk(chunk.substr(0, static_cast<std::size_t>(n))))
+            co_return;
+    }
+    co_await sink.finish_stream();
+}
+
+asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& req, response_sink& sink)
+{
+    auto raw = query_param(req.query, "path");
+    std::optional<std::string> path;
+    if (raw && !raw->empty()) {
+        path = normalize_sandbox_path(*raw);
+        if (!path) {
+            co_await sink.send(rest_error(400, "invalid path '" + *raw + "': outside the sandbox"));
+            co_return;
+        }
+    }
+    auto const ctype = req.header("content-type");
+    if (!req.header("content-encoding").empty() && req.header("content-encoding") != "identity") {
+        co_await sink.send(rest_error(400, "Content-Encoding is not supported; send the file uncompressed"));
+        co_return;
+    }
+    json::array written;
+    if (auto boundary = multipart_boundary(ctype)) {
+        auto parts = parse_multipart(req.body, *boundary);
+        if (!parts) {
+            co_await sink.send(rest_error(400, "malformed multipart body"));
+            co_return;
+        }
+        for (auto const& p : *parts) {
+            if (p.name != "file")
+                continue;
+            std::optional<std::string> target = path;
+            if (!target) {
+                if (!p.filename || p.filename->empty()) {
+                    co_await sink.send(rest_error(400, "path is required"));
+                    co_return;
+                }
+                target = normalize_sandbox_path(*p.filename);
+                if (!target) {
+                    co_await sink.send(rest_error(400, "invalid path '" + *p.filename + "': outside the sandbox"));
+                    co_return;
+                }
+            }
+            auto r = write_file(*sb, *target, p.content);
+            if (auto* e = std::get_if<fs_error>(&r)) {
+                http_response er = files_fail(*e);
+                co_await sink.send(std::move(er));
+                co_return;
+            }
+            written.push_back(std::get<json::object>(std::move(r)));
+        }
+        if (written.empty()) {
+            co_await sink.send(rest_error(400, "no file part in the multipart body"));
+            co_return;
+        }
+    } else if (ctype.empty() || ctype.rfind("application/octet-stream", 0) == 0) {
+        if (!path) {
+            co_await sink.send(rest_error(400, "path is required for application/octet-stream uploads"));
+            co_return;
+        }
+        auto r = write_file(*sb, *path, req.body);
+        if (auto* e = std::get_if<fs_error>(&r)) {
+            http_response er = files_fail(*e);
+            co_await sink.send(std::move(er));
+            co_return;
+        }
+        written.push_back(std::get<json::object>(std::move(r)));
+    } else {
+        co_await sink.send(rest_error(400, "unsupported Content-Type; use multipart/form-data or application/octet-stream"));
+        co_return;
+    }
+    http_response r;
+    r.body = json::serialize(written);
+    co_await sink.send(std::move(r));
+}
+
+}  // namespace
+
+asio::awaitable<void> handle_files(std::shared_ptr<server_state>, std::shared_ptr<sandbox> sb, http_request req, response_sink& sink)
+{
+    if (!known_user(query_param(req.query, "username"))) {
+        co_await sink.send(rest_error(401, "error looking up user: unknown user"));
+        co_return;
+    }
+    if (req.method == "GET")
+        co_await download(sb, req, sink);
+    else if (req.method == "POST")
+        co_await upload(sb, req, sink);
+    else
+        co_await sink.send(rest_error(405, "method not allowed"));
+}
+
+asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state>, std::shared_ptr<sandbox> sb, http_request req, response_sink& sink)
+{
+    std::string_view const method = std::string_view(req.path).substr(std::string_view("/filesystem.Filesystem/").size());
+    if (req.method != "POST") {
+        co_await sink.send(connect_error("unimplemented", "only POST is supported"));
+        co_return;
+    }
+    if (req.header("content-type").rfind("application/json", 0) != 0) {
+        http_response r = connect_error("internal", "unsupported content type; use application/json");
+        r.status = 415;
+        co_await sink.send(std::move(r));
+        co_return;
+    }
+    boost::system::error_code ec;
+    json::value v = json::parse(req.body.empty() ? std::string_view("{}") : std::string_view(req.body), ec);
+    if (ec || !v.is_object()) {
+        co_await sink.send(connect_error("invalid_argument", "request body is not a JSON object"));
+        co_return;
+    }
+    auto const& o = v.as_object();
+    auto path_field = [&](std::string_view key) -> std::variant<std::string, fs_error> {
+        std::string raw;
+        if (auto it = o.find(key); it != o.end() && it->value().is_string())
+            raw = std::string(it->value().as_string());
+        auto p = normalize_sandbox_path(raw);
+        if (!p)
+            return fs_error{"invalid_argument", 400, "invalid path '" + raw + "': outside the sandbox"};
+        return *p;
+    };
+    auto reply = [&](json::object const& body) {
+        http_response r;
+        r.body = json::serialize(body);
+        return r;
+    };
+    http_response resp;
+    if (method == "Stat" || method == "MakeDir" || method == "ListDir" || method == "Remove") {
+        auto p = path_field("path");
+        if (auto* e = std::get_if<fs_error>(&p)) {
+            resp = rpc_fail(*e);
+        } else {
+            auto const& path = std::get<std::string>(p);
+            if (method == "Stat") {
+                auto r = stat_entry(*sb, path);
+                if (auto* e = std::get_if<fs_error>(&r))
+                    resp = rpc_fail(*e);
+                else {
+                    json::object out;
+                    out["entry"] = std::get<json::object>(std::move(r));
+                    resp = reply(out);
+                }
+            } else if (method == "MakeDir") {
+                unique_fd existing = open_in_root(sb->root_fd, path, O_PATH);
+                if (existing) {
+                    struct stat st {};
+                    ::fstat(existing.get(), &st);
+                    resp = S_ISDIR(st.st_mode) ? rpc_fail({"already_exists", 409, "directory '" + path + "' already exists"})
+                                               : rpc_fail({"invalid_argument", 400, "path '" + path + "' exists and is not a directory"});
+                } else if (int e = make_dirs_in_root(sb->root_fd, path); e != 0) {
+                    resp = rpc_fail(errno_error(e, path));
+                } else {
+                    auto r = stat_entry(*sb, path);
+                    json::object out;
+                    if (auto* ent = std::get_if<json::object>(&r))
+                        out["entry"] = *ent;
+                    resp = reply(out);
+                }
+            } else if (method == "ListDir") {
+                std::uint32_t depth = 1;
+                if (auto it = o.find("depth"); it != o.end()) {
+                    if (it->value().is_int64() && it->value().as_int64() > 0)
+                        depth = static_cast<std::uint32_t>(std::min<std::int64_t>(it->value().as_int64(), 64));
+                    else if (it->value().is_uint64() && it->value().as_uint64() > 0)
+                        depth = static_cast<std::uint32_t>(std::min<std::uint64_t>(it->value().as_uint64(), 64));
+                }
+                unique_fd dir = open_in_root(sb->root_fd, path, O_RDONLY | O_DIRECTORY);
+                if (!dir) {
+                    resp = rpc_fail(errno_error(errno, path));
+                } else {
+                    json::array entries;
+                    list_into(*sb, path, dir.get(), depth, entries);
+                    json::object out;
+                    out["entries"] = std::move(entries);
+                    resp = reply(out);
+                }
+            } else {  // Remove
+                std::string parent, name;
+                if (!split_parent(path, parent, name)) {
+                    resp = rpc_fail({"invalid_argument", 400, "cannot remove '/'"});
+                } else {
+                    unique_fd pdir = open_in_root(sb->root_fd, parent, O_RDONLY | O_DIRECTORY);
+                    int e = pdir ? remove_tree_at(pdir.get(), name) : errno;
+                    resp = e == 0 ? reply({}) : rpc_fail(errno_error(e, path));
+                }
+            }
+        }
+    } else if (method == "Move") {
+        auto src = path_field("source");
+        auto dst = path_field("destination");
+        if (auto* e = std::get_if<fs_error>(&src)) {
+            resp = rpc_fail(*e);
+        } else if (auto* e2 = std::get_if<fs_error>(&dst)) {
+            resp = rpc_fail(*e2);
+        } else {
+            auto const& s = std::get<std::string>(src);
+            auto const& d = std::get<std::string>(dst);
+            std::string sp, sn, dp, dn;
+            if (!split_parent(s, sp, sn) || !split_parent(d, dp, dn)) {
+                resp = rpc_fail({"invalid_argument", 400, "cannot move '/'"});
+            } else {
+                unique_fd sdir = open_in_root(sb->root_fd, sp, O_RDONLY | O_DIRECTORY);
+                int e = sdir ? 0 : errno;
+                if (e == 0)
+                    e = make_dirs_in_root(sb->root_fd, dp);
+                unique_fd ddir;
+                if (e == 0) {
+                    ddir = open_in_root(sb->root_fd, dp, O_RDONLY | O_DIRECTORY);
+                    if (!ddir)
+                        e = errno;
+                }
+                if (e == 0 && ::renameat(sdir.get(), sn.c_str(), ddir.get(), dn.c_str()) != 0)
+                    e = errno;
+                if (e != 0) {
+                    resp = rpc_fail(errno_error(e, e == ENOENT ? s : d));
+                } else {
+                    auto r = stat_entry(*sb, d);
+                    json::object out;
+                    if (auto* ent = std::get_if<json::object>(&r))
+                        out["entry"] = *ent;
+                    resp = reply(out);
+                }
+            }
+        }
+    } else {
+        resp = connect_error("unimplemented", "filesystem.Filesystem/" + std::string(method) + " is not implemented by prism-e2b-local");
+    }
+    co_await sink.send(std::move(resp));
 }
 
 }  // namespace prism_e2b::local::detail
