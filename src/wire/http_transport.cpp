@@ -254,22 +254,22 @@ struct lease {
     bool reusable = false;
 };
 
-/// Did the caller cancel this coroutine?
-asio::awaitable<bool> was_cancelled()
+/// Did the caller cancel the coroutine that owns `cs`? (A plain function: GCC 12
+/// miscompiles some nested coroutine helpers on error paths.)
+bool cancelled(asio::cancellation_state const& cs)
 {
-    auto cs = co_await asio::this_coro::cancellation_state;
-    co_return cs.cancelled() != asio::cancellation_type::none;
+    return cs.cancelled() != asio::cancellation_type::none;
 }
 
-asio::awaitable<error> io_error(error_code ec, std::string_view what)
+error io_error(error_code ec, asio::cancellation_state const& cs, std::string_view what)
 {
-    if (co_await was_cancelled())
-        co_return error(errc::cancelled, std::string(what) + ": cancelled");
+    if (cancelled(cs))
+        return error(errc::cancelled, std::string(what) + ": cancelled");
     if (ec == beast::error::timeout)
-        co_return error(errc::timed_out, std::string(what) + ": deadline passed");
+        return error(errc::timed_out, std::string(what) + ": deadline passed");
     if (ec == http::error::body_limit || ec == http::error::header_limit || ec == http::error::buffer_overflow)
-        co_return error(errc::limit_exceeded, std::string(what) + ": response too large");
-    co_return error(ec, std::string(what) + ": " + ec.message());
+        return error(errc::limit_exceeded, std::string(what) + ": response too large");
+    return error(ec, std::string(what) + ": " + ec.message());
 }
 
 bool is_stale_connection_error(error_code ec)
@@ -349,6 +349,7 @@ struct http_transport::impl {
     asio::awaitable<result<std::shared_ptr<connection>>> connect_on_strand(std::shared_ptr<connection> conn, origin o)
     {
         using namespace asio::experimental::awaitable_operators;
+        auto cs = co_await asio::this_coro::cancellation_state;
         std::string const what = "connect to " + o.key();
         tcp::resolver resolver(conn->strand);
         tcp::resolver::results_type endpoints;
@@ -357,18 +358,18 @@ struct http_transport::impl {
             auto r = co_await (resolver.async_resolve(o.host, o.port, asio::as_tuple(asio::use_awaitable)) ||
                                timer.async_wait(asio::as_tuple(asio::use_awaitable)));
             if (r.index() == 1) {
-                if (co_await was_cancelled())
+                if (cancelled(cs))
                     co_return error(errc::cancelled, what + ": cancelled");
                 co_return error(errc::timed_out, what + ": name resolution deadline passed");
             }
             auto [ec, res] = std::get<0>(std::move(r));
             if (ec)
-                co_return co_await io_error(ec, what + " (resolve)");
+                co_return io_error(ec, cs, what + " (resolve)");
             endpoints = std::move(res);
         } else {
             auto [ec, res] = co_await resolver.async_resolve(o.host, o.port, asio::as_tuple(asio::use_awaitable));
             if (ec)
-                co_return co_await io_error(ec, what + " (resolve)");
+                co_return io_error(ec, cs, what + " (resolve)");
             endpoints = std::move(res);
         }
         if (o.tls) {
@@ -385,12 +386,12 @@ struct http_transport::impl {
         conn->set_deadline(opts.connect_timeout);
         auto [cec, ep] = co_await conn->lowest().async_connect(endpoints, asio::as_tuple(asio::use_awaitable));
         if (cec)
-            co_return co_await io_error(cec, what);
+            co_return io_error(cec, cs, what);
         conn->lowest().socket().set_option(tcp::no_delay(true));
         if (o.tls) {
             auto [hec] = co_await conn->tls->async_handshake(ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
             if (hec) {
-                if (co_await was_cancelled())
+                if (cancelled(cs))
                     co_return error(errc::cancelled, what + ": cancelled");
                 if (hec == beast::error::timeout)
                     co_return error(errc::timed_out, what + ": TLS handshake deadline passed");
@@ -436,15 +437,16 @@ struct http_transport::impl {
                                                            std::size_t limit, bool& got_bytes, bool& keep_alive,
                                                            std::string what)
     {
+        auto cs = co_await asio::this_coro::cancellation_state;
         auto [wec, wn] = co_await http::async_write(s, req, asio::as_tuple(asio::use_awaitable));
         if (wec)
-            co_return co_await io_error(wec, what);
+            co_return io_error(wec, cs, what);
         http::response_parser<http::string_body> p;
         p.body_limit(limit);
         auto [rec, rn] = co_await http::async_read(s, c.buffer, p, asio::as_tuple(asio::use_awaitable));
         got_bytes = rn > 0 || p.got_some();
         if (rec)
-            co_return co_await io_error(rec, what);
+            co_return io_error(rec, cs, what);
         auto& msg = p.get();
         keep_alive = msg.keep_alive();
         http_response out;
@@ -511,17 +513,18 @@ public:
     asio::awaitable<result<void>> start(http::request<http::string_body> const& req, std::chrono::milliseconds timeout,
                                         std::string what, bool& got_bytes)
     {
+        auto cs = co_await asio::this_coro::cancellation_state;
         what_ = std::move(what);
         auto& c = *lease_.conn;
         c.set_deadline(timeout);
         auto [wec, wn] = co_await http::async_write(stream_, req, asio::as_tuple(asio::use_awaitable));
         if (wec)
-            co_return co_await io_error(wec, what_);
+            co_return io_error(wec, cs, what_);
         parser_.body_limit(boost::none);  // the envelope decoder bounds messages
         auto [rec, rn] = co_await http::async_read_header(stream_, c.buffer, parser_, asio::as_tuple(asio::use_awaitable));
         got_bytes = rn > 0 || parser_.got_some();
         if (rec)
-            co_return co_await io_error(rec, what_);
+            co_return io_error(rec, cs, what_);
         status_ = static_cast<int>(parser_.get().result_int());
         headers_ = from_beast(parser_.get().base());
         keep_alive_ = parser_.get().keep_alive();
@@ -555,6 +558,7 @@ public:
 private:
     asio::awaitable<result<std::string>> read_on_strand(std::chrono::milliseconds idle_timeout)
     {
+        auto cs = co_await asio::this_coro::cancellation_state;
         auto& c = *lease_.conn;
         std::string out;
         while (out.empty() && !done_) {
@@ -572,7 +576,7 @@ private:
                 lease_.reusable = false;
                 if (closed_)
                     co_return error(errc::cancelled, what_ + ": stream closed");
-                co_return co_await io_error(ec, what_);
+                co_return io_error(ec, cs, what_);
             }
             if (parser_.is_done())
                 finish();
