@@ -1,0 +1,46 @@
+// What every scenario gets: its parameters and the server to talk to.
+#ifndef PRISM_E2B_BENCH_SCENARIO_HPP
+#define PRISM_E2B_BENCH_SCENARIO_HPP
+
+#include "report.hpp"
+
+#include <cstddef>
+#include <string>
+
+namespace prism_e2b::bench {
+
+struct bench_config {
+    std::size_t n = 50;            ///< pause/resume cycles; unary calls are n * 20
+    std::size_t sandboxes = 50;    ///< fan-out
+    std::size_t execs = 1000;      ///< fan-out
+    std::size_t concurrency = 8;   ///< fan-out max_concurrent_execs per sandbox
+    std::size_t memory_mib = 64;   ///< pause/resume: memory held by the sandbox's process
+    unsigned threads = 1;          ///< io_context threads of the C++ side
+    bool js = false;
+    bool quiet = false;
+};
+
+/// The server under test (a prism-e2b-local subprocess in every benchmark run).
+struct server_endpoint {
+    std::string api_url;
+    std::string sandbox_url;
+    std::string api_key;  ///< secret: passed to node in the environment only
+};
+
+/// The C++ side of each scenario; each fills report.side("cpp", ...) (and, for
+/// unary_floor, "raw"). Errors are returned as text (empty: ok).
+std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
+std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
+std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
+
+/// Runs bench/js/<script>.mjs with node against `srv`, merging its output as
+/// side "js". Errors as text.
+std::string run_js_side(std::string const& script, bench_config const& cfg, server_endpoint const& srv,
+                        scenario_report& report);
+
+/// Adds the C++/JS (and SDK/raw) ratio rows from the sides present.
+void add_ratios(scenario_report& report);
+
+}  // namespace prism_e2b::bench
+
+#endif

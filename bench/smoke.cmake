@@ -1,0 +1,16 @@
+# Bench smoke: run one scenario with tiny N, then validate the JSON schema and
+# that the SVG exists and is an <svg> document. Times are never asserted.
+file(REMOVE_RECURSE ${OUT_DIR})
+file(MAKE_DIRECTORY ${OUT_DIR})
+set(_args --n 3 --json ${OUT_DIR}/out.json --svg ${OUT_DIR}/out.svg --quiet --smoke)
+if(EXISTS ${JS_DIR}/node_modules/e2b)
+  list(APPEND _args --js)
+endif()
+execute_process(COMMAND ${BENCH} ${_args} RESULT_VARIABLE _rc)
+if(NOT _rc EQUAL 0)
+  message(FATAL_ERROR "benchmark failed: ${_rc}")
+endif()
+execute_process(COMMAND ${BENCH} --check ${OUT_DIR}/out.json ${OUT_DIR}/out.svg RESULT_VARIABLE _rc)
+if(NOT _rc EQUAL 0)
+  message(FATAL_ERROR "report check failed: ${_rc}")
+endif()
