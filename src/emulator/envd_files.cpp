@@ -265,7 +265,8 @@ asio::awaitable<void> download(std::shared_ptr<sandbox> sb, http_request const& 
         co_await sink.send(std::move(r));
         co_return;
     }
-    if (!co_await sink.begin_stream(200, "application/octet-stream", std::move(headers)))
+    bool const ok_267 = co_await sink.begin_stream(200, "application/octet-stream", std::move(headers));
+    if (!ok_267)
         co_return;
     std::string chunk(256 * 1024, '\0');
     for (;;) {
@@ -274,7 +275,8 @@ asio::awaitable<void> download(std::shared_ptr<sandbox> sb, http_request const& 
             continue;
         if (n <= 0)
             break;
-        if (!co_await sink.write_chunk(chunk.substr(0, static_cast<std::size_t>(n))))
+        bool const ok_276 = co_await sink.write_chunk(chunk.substr(0, static_cast<std::size_t>(n)));
+        if (!ok_276)
             co_return;
     }
     co_await sink.finish_stream();

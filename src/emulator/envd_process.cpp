@@ -196,14 +196,18 @@ asio::awaitable<void> stream_events(std::shared_ptr<server_state> st, std::share
         ~unsubscribe_guard() { p->unsubscribe(q); }
     } guard{p, q};
 
-    if (!co_await sink.begin_stream(200, "application/connect+json", {}))
+    header_list no_headers;
+    bool const ok_198 = co_await sink.begin_stream(200, "application/connect+json", std::move(no_headers));
+    if (!ok_198)
         co_return;
     {
         json::object start, event, o;
         start["pid"] = p->pid();
         event["start"] = std::move(start);
         o["event"] = std::move(event);
-        if (!co_await sink.write_chunk(wire::encode_envelope(json::serialize(o))))
+        std::string first = wire::encode_envelope(json::serialize(o));
+        bool const ok_205 = co_await sink.write_chunk(std::move(first));
+        if (!ok_205)
             co_return;
     }
     asio::steady_timer timer(ex);
@@ -219,17 +223,20 @@ asio::awaitable<void> stream_events(std::shared_ptr<server_state> st, std::share
                     if (room > 0) {
                         process_event part = ev;
                         part.data.resize(room);
-                        co_await sink.write_chunk(wire::encode_envelope(json::serialize(event_json(part))));
+                        std::string partial = wire::encode_envelope(json::serialize(event_json(part)));
+                        co_await sink.write_chunk(std::move(partial));
                     }
                     sink.abort();
                     co_return;
                 }
                 sent_output += ev.data.size();
             }
-            if (!co_await sink.write_chunk(std::move(chunk)))
+            bool const ok_228 = co_await sink.write_chunk(std::move(chunk));
+            if (!ok_228)
                 co_return;
             if (is_end) {
-                co_await sink.write_chunk(wire::encode_envelope(end_stream_payload(std::nullopt), wire::envelope_flag_end_stream));
+                std::string last = wire::encode_envelope(end_stream_payload(std::nullopt), wire::envelope_flag_end_stream);
+                co_await sink.write_chunk(std::move(last));
                 co_await sink.finish_stream();
                 co_return;
             }
@@ -239,9 +246,9 @@ asio::awaitable<void> stream_events(std::shared_ptr<server_state> st, std::share
                 sink.abort();  // the sandbox went away under the stream, as a VM would
                 co_return;
             }
-            co_await sink.write_chunk(
-                wire::encode_envelope(end_stream_payload(rpc_error{"unknown", "process stream ended without an exit"}),
-                                      wire::envelope_flag_end_stream));
+            std::string last = wire::encode_envelope(end_stream_payload(rpc_error{"unknown", "process stream ended without an exit"}),
+                                                     wire::envelope_flag_end_stream);
+            co_await sink.write_chunk(std::move(last));
             co_await sink.finish_stream();
             co_return;
         }
@@ -257,15 +264,18 @@ asio::awaitable<void> stream_events(std::shared_ptr<server_state> st, std::share
             } else {
                 if (kill_on_deadline)
                     p->signal(SIGKILL);
-                co_await sink.write_chunk(wire::encode_envelope(
+                std::string last = wire::encode_envelope(
                     end_stream_payload(rpc_error{"deadline_exceeded", "the request deadline (Connect-Timeout-Ms) passed"}),
-                    wire::envelope_flag_end_stream));
+                    wire::envelope_flag_end_stream);
+                co_await sink.write_chunk(std::move(last));
                 co_await sink.finish_stream();
                 co_return;
             }
         }
         if (next_keepalive && t >= *next_keepalive) {
-            if (!co_await sink.write_chunk(wire::encode_envelope(R"({"event":{"keepalive":{}}})")))
+            std::string ka = wire::encode_envelope(R"({"event":{"keepalive":{}}})");
+            bool const ok_267 = co_await sink.write_chunk(std::move(ka));
+            if (!ok_267)
                 co_return;
             next_keepalive = t + *keepalive;
         }
@@ -281,9 +291,17 @@ asio::awaitable<void> stream_events(std::shared_ptr<server_state> st, std::share
 
 asio::awaitable<void> send_stream_error(response_sink& sink, rpc_error err)
 {
-    if (co_await sink.begin_stream(200, "application/connect+json", {}))
-        if (co_await sink.write_chunk(wire::encode_envelope(end_stream_payload(err), wire::envelope_flag_end_stream)))
-            co_await sink.finish_stream();
+    // Plain statements only: GCC 12 mishandles temporaries in co_await inside conditions.
+    std::string payload = wire::encode_envelope(end_stream_payload(err), wire::envelope_flag_end_stream);
+    header_list none;
+    std::string ctype = "application/connect+json";
+    bool ok = co_await sink.begin_stream(200, std::move(ctype), std::move(none));
+    if (!ok)
+        co_return;
+    ok = co_await sink.write_chunk(std::move(payload));
+    if (!ok)
+        co_return;
+    co_await sink.finish_stream();
 }
 
 asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request const& req, response_sink& sink)
@@ -296,15 +314,20 @@ asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sa
     auto const& o = std::get<json::object>(parsed);
     auto const* pc = get_obj(o, "process");
     if (!pc) {
-        co_await send_stream_error(sink, {"invalid_argument", "process config is required"});
+        rpc_error err{"invalid_argument", "process config is required"};
+        co_await send_stream_error(sink, err);
         co_return;
     }
     if (get_obj(o, "pty")) {
-        co_await send_stream_error(sink, {"unimplemented", "pty is not supported by prism-e2b-local"});
+        rpc_error err{"unimplemented", "pty is not supported by prism-e2b-local"};
+        co_await send_stream_error(sink, err);
         co_return;
     }
     process_config cfg;
-    auto bad = [&](std::string m) -> asio::awaitable<void> { co_await send_stream_error(sink, {"invalid_argument", std::move(m)}); };
+    auto bad = [&](std::string m) -> asio::awaitable<void> {
+        rpc_error e{"invalid_argument", std::move(m)};
+        co_await send_stream_error(sink, std::move(e));
+    };
     if (auto it = pc->find("cmd"); it != pc->end() && it->value().is_string())
         cfg.cmd = std::string(it->value().as_string());
     if (cfg.cmd.empty() || cfg.cmd.find('\0') != std::string::npos) {
@@ -348,13 +371,15 @@ asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sa
 
     auto p = st->spawn(sb, std::move(cfg), open_stdin);
     if (!p) {
-        co_await send_stream_error(sink, {connect_code_for(p.error()), p.error().message()});
+        rpc_error err{connect_code_for(p.error()), p.error().message()};
+        co_await send_stream_error(sink, err);
         co_return;
     }
     auto q = (*p)->subscribe(co_await asio::this_coro::executor);
     (*p)->start_io();
     if (!q) {
-        co_await send_stream_error(sink, {"internal", "process ended before it could be watched"});
+        rpc_error err{"internal", "process ended before it could be watched"};
+        co_await send_stream_error(sink, err);
         co_return;
     }
     co_await stream_events(st, sb, *p, q, req, sink, true);
@@ -375,7 +400,8 @@ asio::awaitable<void> connect(std::shared_ptr<server_state> st, std::shared_ptr<
     auto p = std::get<std::shared_ptr<process>>(sel);
     auto q = p->subscribe(co_await asio::this_coro::executor);
     if (!q) {
-        co_await send_stream_error(sink, {"not_found", "process with pid " + std::to_string(p->pid()) + " not found"});
+        rpc_error err{"not_found", "process with pid " + std::to_string(p->pid()) + " not found"};
+        co_await send_stream_error(sink, err);
         co_return;
     }
     co_await stream_events(st, sb, p, q, req, sink, false);
