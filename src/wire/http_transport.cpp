@@ -379,7 +379,17 @@ struct http_transport::impl {
             if (!is_ip_literal(o.host) && !SSL_set_tlsext_host_name(native, o.host.c_str()))
                 co_return error(errc::invalid_argument, what + ": cannot set SNI");
             conn->tls->set_verify_mode(ssl::verify_peer);
-            conn->tls->set_verify_callback(ssl::host_name_verification(o.host));
+            // Chain check by OpenSSL, then the name check of asio; a name
+            // mismatch is recorded so the error says so.
+            bool const ip = is_ip_literal(o.host);
+            conn->tls->set_verify_callback(
+                [check = ssl::host_name_verification(o.host), ip](bool preverified, ssl::verify_context& ctx) mutable {
+                    bool const ok = check(preverified, ctx);
+                    if (preverified && !ok)
+                        X509_STORE_CTX_set_error(ctx.native_handle(),
+                                                 ip ? X509_V_ERR_IP_ADDRESS_MISMATCH : X509_V_ERR_HOSTNAME_MISMATCH);
+                    return ok;
+                });
         } else {
             conn->plain.emplace(conn->strand);
         }

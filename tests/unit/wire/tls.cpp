@@ -1,0 +1,136 @@
+// TLS: a server whose certificate chain is generated at test time (a CA and
+// leaves for "localhost" and for "other.test", with the openssl CLI) is refused
+// with the system trust store, accepted with its CA given, and refused when the
+// name we connect to is not the certificate's (IP vs DNS name, other name).
+#include "client_fixture.hpp"
+#include "run_coro.hpp"
+
+#include <prism_e2b/e2b/client.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+using namespace prism_e2b;
+using namespace prism_e2b::test;
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+BOOST_AUTO_TEST_SUITE(test_tls)
+
+namespace {
+
+struct test_pki {
+    fs::path dir;
+
+    test_pki()
+    {
+        char tmpl[] = "/tmp/prism-e2b-tls-XXXXXX";
+        dir = ::mkdtemp(tmpl);
+        run("openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj '/CN=prism-e2b test CA'"
+            " -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign");
+        leaf("localhost");
+        leaf("other.test");
+    }
+    ~test_pki()
+    {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+    void run(std::string const& cmd) const
+    {
+        auto full = "cd " + dir.string() + " && " + cmd + " >/dev/null 2>&1";
+        BOOST_TEST_REQUIRE(std::system(full.c_str()) == 0, cmd);
+    }
+    void leaf(std::string const& name) const
+    {
+        std::ofstream(dir / (name + ".ext")) << "subjectAltName=DNS:" << name
+                                            << "\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n";
+        run("openssl req -newkey rsa:2048 -nodes -keyout " + name + ".key -out " + name + ".csr -subj '/CN=" + name +
+            "'");
+        run("openssl x509 -req -in " + name + ".csr -CA ca.pem -CAkey ca.key -CAcreateserial -out " + name +
+            ".pem -days 2 -extfile " + name + ".ext");
+    }
+    std::string file(std::string const& f) const { return (dir / f).string(); }
+    test_http_server::options server_for(std::string const& name) const
+    {
+        test_http_server::options o;
+        o.tls = true;
+        o.cert_chain_file = file(name + ".pem");
+        o.key_file = file(name + ".key");
+        return o;
+    }
+};
+
+test_pki& pki()
+{
+    static test_pki p;
+    return p;
+}
+
+scripted_response healthy(recorded_request const&) { return scripted_response::empty(204); }
+
+/// health() against `url`, with or without our CA.
+result<bool> probe(std::string const& url, std::optional<std::string> ca, int calls = 1)
+{
+    return run_coro([&](asio::any_io_executor ex) -> asio::awaitable<result<bool>> {
+        auto o = options_for(url);
+        o.ca_file = ca;
+        o.max_retries = 0;
+        auto c = e2b::make_client(ex, o);
+        BOOST_TEST_REQUIRE(c.has_value());
+        auto t = target_for();
+        result<bool> r = false;
+        for (int i = 0; i < calls; ++i) r = co_await (*c)->health(t);
+        co_return r;
+    });
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(refused_by_default)
+{
+    test_http_server server(healthy, pki().server_for("localhost"));
+    auto r = probe(server.url("localhost"), std::nullopt);
+    BOOST_TEST_REQUIRE(r.has_error());
+    BOOST_TEST_MESSAGE(r.error().to_string());
+    BOOST_TEST(r.error().message().find("certificate") != std::string::npos, r.error().to_string());
+    BOOST_TEST(server.request_count() == 0u);  // nothing was sent over an unverified channel
+}
+
+BOOST_AUTO_TEST_CASE(accepted_with_its_ca_and_reused)
+{
+    test_http_server server(healthy, pki().server_for("localhost"));
+    auto r = probe(server.url("localhost"), pki().file("ca.pem"), 5);
+    BOOST_TEST_REQUIRE(r.has_value(), r.error().to_string());
+    BOOST_TEST(*r == true);
+    BOOST_TEST(server.request_count() == 5u);
+    BOOST_TEST(server.accepted_connections() == 1u);  // one TLS session, kept alive
+    BOOST_TEST(server.requests()[0].header("Host").value_or("") == "localhost:" + std::to_string(server.port()));
+}
+
+BOOST_AUTO_TEST_CASE(refused_when_connecting_by_ip_to_a_dns_only_certificate)
+{
+    test_http_server server(healthy, pki().server_for("localhost"));
+    auto r = probe(server.url("127.0.0.1"), pki().file("ca.pem"));
+    BOOST_TEST_REQUIRE(r.has_error());
+    BOOST_TEST(r.error().message().find("IP address mismatch") != std::string::npos);
+    BOOST_TEST_MESSAGE(r.error().to_string());
+    BOOST_TEST(r.error().message().find("certificate") != std::string::npos, r.error().to_string());
+    BOOST_TEST(server.request_count() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(refused_when_the_certificate_names_another_host)
+{
+    test_http_server server(healthy, pki().server_for("other.test"));
+    auto r = probe(server.url("localhost"), pki().file("ca.pem"));
+    BOOST_TEST_REQUIRE(r.has_error());
+    BOOST_TEST(r.error().message().find("hostname mismatch") != std::string::npos);
+    BOOST_TEST_MESSAGE(r.error().to_string());
+    BOOST_TEST(r.error().message().find("certificate") != std::string::npos, r.error().to_string());
+    BOOST_TEST(server.request_count() == 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
