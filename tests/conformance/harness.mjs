@@ -6,6 +6,7 @@
 // key and admin token) are random per server and never printed.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -174,11 +175,13 @@ export async function startServer() {
   const apiKey = `e2b_${randomBytes(20).toString('hex')}`
   const adminToken = randomBytes(20).toString('hex')
 
-  const child = spawn(
-    bin,
-    ['--listen', '127.0.0.1:0', '--state-dir', stateDir, '--api-key', apiKey, '--admin-token', adminToken],
-    { stdio: ['ignore', 'pipe', 'pipe'] }
-  )
+  // The credentials go through the environment the server reads them from
+  // (--api-key defaults to $E2B_API_KEY, --admin-token to
+  // $PRISM_E2B_ADMIN_TOKEN), not argv, where every local user could read them.
+  const child = spawn(bin, ['--listen', '127.0.0.1:0', '--state-dir', stateDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, E2B_API_KEY: apiKey, PRISM_E2B_ADMIN_TOKEN: adminToken },
+  })
   liveChildren.add(child)
 
   const stderrTail = []
@@ -191,6 +194,7 @@ export async function startServer() {
   })
 
   const urls = await new Promise((resolve, reject) => {
+    child.once('exit', () => rmSync(stateDir, { recursive: true, force: true }))
     const found = {}
     const lines = createInterface({ input: child.stdout })
     const fail = (why) => {
