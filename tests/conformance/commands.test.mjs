@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 
-import { CommandExitError, NotFoundError } from 'e2b'
+import { CommandExitError, NotFoundError, TimeoutError } from 'e2b'
 
 import { OutputCollector, runId, startServer, waitFor, within } from './harness.mjs'
 
@@ -93,6 +93,22 @@ test('commands.run: cwd', { timeout: 30_000 }, async () => {
   await sbx.files.write('/workspace/cwd-check/from-sdk.txt', 'via files api')
   const cat = await sbx.commands.run('cat from-sdk.txt', { cwd: '/workspace/cwd-check' })
   assert.equal(cat.stdout, 'via files api')
+})
+
+test('commands.run: the default cwd is the user home, /home/user', { timeout: 30_000 }, async () => {
+  const res = await sbx.commands.run('pwd')
+  assert.equal(res.stdout, '/home/user\n')
+})
+
+test('commands.run: timeoutMs bounds the command (deadline_exceeded is TimeoutError) and kills it', { timeout: 30_000 }, async () => {
+  const tag = runId()
+  const started = Date.now()
+  await assert.rejects(sbx.commands.run(`sleep 20 # ${tag}`, { timeoutMs: 1_000 }), TimeoutError)
+  const took = Date.now() - started
+  assert.ok(took >= 900 && took < 8_000, `gave up after ${took} ms with timeoutMs 1000`)
+  // envd kills the process when the deadline passes.
+  await waitFor('the timed-out command to be gone from commands.list', async () =>
+    !(await sbx.commands.list()).some((p) => p.args.some((a) => a.includes(tag))), { timeoutMs: 5_000 })
 })
 
 test('background command + commands.connect + sendStdin + kill', { timeout: 60_000 }, async () => {

@@ -42,14 +42,21 @@ test('create answering 429 with Retry-After is retried by the SDK; beyond its re
 
 test('added latency delays the route it is set on', { timeout: 30_000 }, async () => {
   const sbx = await server.create({ metadata: { run: runId() } })
-  await server.addLatency('/process.Process/List', 600)
+  await server.addLatency('/process.Process/List', 1_500)
   let t = Date.now()
   await sbx.commands.list()
-  assert.ok(Date.now() - t >= 550, `List took ${Date.now() - t} ms with 600 ms latency`)
+  let took = Date.now() - t
+  assert.ok(took >= 1_450, `List took ${took} ms with 1500 ms latency`)
+  // Other routes are not delayed.
+  t = Date.now()
+  await sbx.files.exists('/home/user')
+  took = Date.now() - t
+  assert.ok(took < 1_000, `Stat took ${took} ms with latency only on List`)
   await server.addLatency('/process.Process/List', 0)
   t = Date.now()
   await sbx.commands.list()
-  assert.ok(Date.now() - t < 550, `List took ${Date.now() - t} ms after clearing the latency`)
+  took = Date.now() - t
+  assert.ok(took < 1_000, `List took ${took} ms after clearing the latency`)
 })
 
 test('a process stream cut without an end event is never reported as success', { timeout: 30_000 }, async () => {
@@ -77,12 +84,18 @@ test('a sandbox killed while it runs a command: the command fails, the sandbox i
 
 test('peak-execs counts concurrently running commands', { timeout: 30_000 }, async () => {
   const sbx = await server.create({ metadata: { run: runId() } })
-  const handles = await Promise.all([1, 2, 3].map(() => sbx.commands.run('sleep 1', { background: true })))
+  const handles = await Promise.all([1, 2, 3].map(() => sbx.commands.run('sleep 30', { background: true })))
   const during = await server.peakExecs(sbx.sandboxId)
   assert.equal(during.peak, 3)
   assert.equal(during.running, 3)
-  for (const h of handles) assert.equal((await h.wait()).exitCode, 0)
-  const afterwards = await server.peakExecs(sbx.sandboxId)
+  for (const h of handles) {
+    assert.equal(await h.kill(), true)
+    await assert.rejects(h.wait(), CommandExitError)
+  }
+  const afterwards = await waitFor('running to drop to 0', async () => {
+    const now = await server.peakExecs(sbx.sandboxId)
+    return now.running === 0 && now
+  })
   assert.equal(afterwards.peak, 3)
   assert.equal(afterwards.running, 0)
 })

@@ -121,6 +121,30 @@ test('files.rename and files.remove', { timeout: 30_000 }, async () => {
   assert.equal(res.stdout.trim(), '0')
 })
 
+test('relative paths resolve against the user home', { timeout: 30_000 }, async () => {
+  const info = await sbx.files.write('relative-dir/rel.txt', 'relative')
+  assert.equal(info.path, '/home/user/relative-dir/rel.txt')
+  assert.equal(await sbx.files.read('/home/user/relative-dir/rel.txt'), 'relative')
+  assert.equal(await sbx.files.read('relative-dir/rel.txt'), 'relative')
+  assert.equal(await sbx.files.exists('relative-dir'), true)
+})
+
+test('a large file round-trips intact', { timeout: 60_000 }, async () => {
+  const size = 8 * 1024 * 1024 + 123
+  const data = new Uint8Array(size)
+  let x = 0x12345678
+  for (let i = 0; i < size; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0
+    data[i] = x >>> 24
+  }
+  await sbx.files.write('/workspace/big.bin', data.buffer)
+  const back = await sbx.files.read('/workspace/big.bin', { format: 'bytes' })
+  assert.equal(back.length, size)
+  assert.ok(Buffer.from(back).equals(Buffer.from(data)), 'contents equal')
+  const res = await sbx.commands.run('stat -c %s /workspace/big.bin')
+  assert.equal(res.stdout.trim(), String(size))
+})
+
 test('sandboxes have separate filesystems', { timeout: 30_000 }, async () => {
   const other = await server.create({ metadata: { suite: 'files', run: runId() } })
   await sbx.files.write('/workspace/only-in-first.txt', 'first')
