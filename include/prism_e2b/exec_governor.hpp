@@ -46,6 +46,7 @@ public:
     ~exec_permit();
 
     explicit operator bool() const noexcept { return state_ != nullptr; }
+    /// Precondition: the permit holds a slot (operator bool).
     output_budget& budget() noexcept { return *budget_; }
     void reset() noexcept;
 
@@ -78,6 +79,10 @@ public:
     /// (no waiting happens); errc::cancelled when per-operation cancellation
     /// (terminal, partial or total) fires while queued: the waiter leaves the
     /// queue, never takes a slot and its command is not counted.
+    /// (A coroutine sees partial/total cancellation only after
+    /// `co_await this_coro::reset_cancellation_state(enable_total_cancellation())`;
+    /// co_spawn's default filter passes terminal cancellation only.)
+    /// If the governor is destroyed while the caller waits: errc::cancelled.
     boost::asio::awaitable<result<exec_permit>> acquire();
 
     std::uint32_t commands_admitted() const noexcept;

@@ -28,12 +28,16 @@ struct process_ref_record {
 /// takes part), e.g. ["/bin/sleep","60"].
 std::string command_fingerprint(std::string_view file, std::vector<std::string> const& args);
 
-/// Encodes `record` as a ref. The JSON is {"v":1,"sandbox":..,"pid":..,"fp":..,"ws":..}.
+/// Encodes `record` as a ref. The JSON is {"v":1,"sandbox":..,"pid":..,"fp":..,"ws":..}
+/// (compact, in this order). Only a record that meets decode_process_ref()'s
+/// rules (sandbox id of 1..128 [A-Za-z0-9_.-], pid > 0, 64 lower-case hex
+/// fingerprint, absolute workspace of at most 1024 bytes) decodes again.
 std::string encode_process_ref(process_ref_record const& record);
 
 /// Decodes a ref strictly: exact prefix, at most max_process_ref_length bytes,
 /// base64url without padding, a JSON object with exactly the encoder's fields and
-/// types, a 64-hex fingerprint and non-empty ids. Anything else: std::nullopt.
+/// types, a 64-hex fingerprint and non-empty ids. Only the canonical spelling
+/// (the encoder's exact output) is accepted. Anything else: std::nullopt.
 /// Never throws.
 std::optional<process_ref_record> decode_process_ref(std::string_view ref) noexcept;
 
