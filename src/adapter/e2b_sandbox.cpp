@@ -518,13 +518,13 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> e2b_sandbox::start_proc
         std::lock_guard lk(core->mu);
         core->pids_since_reboot.insert(pid);
     }
-    co_await asio::co_spawn(
-        state->strand,
-        [state, s = std::move(*stream), epoch]() mutable -> asio::awaitable<void> {
-            state->start_reader(std::move(s), epoch);
-            co_return;
-        },
-        asio::use_awaitable);
+    // A named lambda: g++ 12 destroys lambda/braced temporaries of a co_await
+    // full-expression twice.
+    auto begin_reading = [state, s = std::move(*stream), epoch]() mutable -> asio::awaitable<void> {
+        state->start_reader(std::move(s), epoch);
+        co_return;
+    };
+    co_await asio::co_spawn(state->strand, std::move(begin_reading), asio::use_awaitable);
     co_return detail::make_process_handle(std::move(state));
 }
 
@@ -579,13 +579,13 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> e2b_sandbox::attach_pro
         co_return handle_ptr();
     auto state = std::make_shared<detail::e2b_process_state>(core, rec->pid, encode_process_ref(*rec), std::move(on_data));
     core->register_process(state);
-    co_await asio::co_spawn(
-        state->strand,
-        [state, s = std::move(*stream), epoch]() mutable -> asio::awaitable<void> {
-            state->start_reader(std::move(s), epoch);
-            co_return;
-        },
-        asio::use_awaitable);
+    // A named lambda: g++ 12 destroys lambda/braced temporaries of a co_await
+    // full-expression twice.
+    auto begin_reading = [state, s = std::move(*stream), epoch]() mutable -> asio::awaitable<void> {
+        state->start_reader(std::move(s), epoch);
+        co_return;
+    };
+    co_await asio::co_spawn(state->strand, std::move(begin_reading), asio::use_awaitable);
     co_return detail::make_process_handle(std::move(state));
 }
 

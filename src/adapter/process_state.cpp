@@ -169,9 +169,7 @@ asio::awaitable<result<std::optional<process_exit>>> e2b_process_state::wait_exi
     std::optional<std::chrono::milliseconds> timeout)
 {
     auto self = shared_from_this();
-    co_return co_await asio::co_spawn(
-        strand,
-        [self, timeout]() -> asio::awaitable<result<std::optional<process_exit>>> {
+    auto op = [self, timeout]() -> asio::awaitable<result<std::optional<process_exit>>> {
             co_await asio::this_coro::throw_if_cancelled(false);
             if (self->exit)
                 co_return std::optional<process_exit>(*self->exit);
@@ -190,8 +188,8 @@ asio::awaitable<result<std::optional<process_exit>>> e2b_process_state::wait_exi
             if (!ec)
                 co_return std::optional<process_exit>();
             co_return error(errc::cancelled, "wait was cancelled; the process keeps running", {"process.wait"});
-        },
-        asio::use_awaitable);
+    };
+    co_return co_await asio::co_spawn(strand, std::move(op), asio::use_awaitable);
 }
 
 namespace {
@@ -208,33 +206,35 @@ public:
     asio::awaitable<result<void>> write(std::string bytes) override
     {
         auto s = s_;
-        co_return co_await on_strand([s, bytes = std::move(bytes)]() mutable -> asio::awaitable<result<void>> {
+        auto op = [s, bytes = std::move(bytes)]() mutable -> asio::awaitable<result<void>> {
             if (auto r = usable(*s, "process.write"); !r)
                 co_return r.error();
             auto t = s->core->activity_target("process.write");
             if (!t)
                 co_return t.error();
             co_return co_await s->core->client->send_stdin(*t, pid_selector(s->pid), std::move(bytes));
-        });
+        };
+        co_return co_await on_strand(std::move(op));
     }
 
     asio::awaitable<result<void>> close_stdin() override
     {
         auto s = s_;
-        co_return co_await on_strand([s]() -> asio::awaitable<result<void>> {
+        auto op = [s]() -> asio::awaitable<result<void>> {
             if (auto r = usable(*s, "process.close_stdin"); !r)
                 co_return r.error();
             auto t = s->core->activity_target("process.close_stdin");
             if (!t)
                 co_return t.error();
             co_return co_await s->core->client->close_stdin(*t, pid_selector(s->pid));
-        });
+        };
+        co_return co_await on_strand(std::move(op));
     }
 
     asio::awaitable<result<void>> signal(process_signal sig) override
     {
         auto s = s_;
-        co_return co_await on_strand([s, sig]() -> asio::awaitable<result<void>> {
+        auto op = [s, sig]() -> asio::awaitable<result<void>> {
             if (auto r = usable(*s, "process.signal"); !r)
                 co_return r.error();
             auto t = s->core->activity_target("process.signal");
@@ -243,13 +243,14 @@ public:
             if (sig == process_signal::sigkill)
                 s->kill_requested = true;
             co_return co_await s->core->client->send_signal(*t, pid_selector(s->pid), sig);
-        });
+        };
+        co_return co_await on_strand(std::move(op));
     }
 
     asio::awaitable<result<void>> kill() override
     {
         auto s = s_;
-        auto r = co_await on_strand([s]() -> asio::awaitable<result<void>> {
+        auto op = [s]() -> asio::awaitable<result<void>> {
             if (s->exit)
                 co_return result<void>();
             if (s->released)
@@ -264,13 +265,14 @@ public:
                 co_return k.error();
             }
             co_return result<void>();
-        });
+        };
+        auto r = co_await on_strand(std::move(op));
         if (!r)
             co_return r;
         // Give the reader a moment to see the end event, then stop it either way.
         auto w = co_await s->wait_exit(std::min<std::chrono::milliseconds>(s->core->limits.stop_grace,
                                                                            std::chrono::milliseconds(3000)));
-        co_await on_strand([s]() -> asio::awaitable<result<void>> {
+        auto op2 = [s]() -> asio::awaitable<result<void>> {
             s->stop_reader();
             if (!s->exit) {
                 process_exit e;
@@ -279,7 +281,8 @@ public:
                 s->finish(std::move(e));
             }
             co_return result<void>();
-        });
+        };
+        co_await on_strand(std::move(op2));
         (void)w;
         co_return result<void>();
     }
@@ -287,11 +290,12 @@ public:
     asio::awaitable<result<void>> release() override
     {
         auto s = s_;
-        co_return co_await on_strand([s]() -> asio::awaitable<result<void>> {
+        auto op = [s]() -> asio::awaitable<result<void>> {
             s->released = true;
             s->stop_reader();
             co_return result<void>();
-        });
+        };
+        co_return co_await on_strand(std::move(op));
     }
 
     asio::awaitable<result<process_exit>> wait(std::optional<std::chrono::milliseconds> timeout) override
@@ -312,10 +316,12 @@ private:
         return {};
     }
 
+    // Not a coroutine on purpose: g++ 12 destroys a lambda temporary passed to
+    // a coroutine inside co_await twice.
     template <class F>
     asio::awaitable<result<void>> on_strand(F f)
     {
-        co_return co_await asio::co_spawn(s_->strand, std::move(f), asio::use_awaitable);
+        return asio::co_spawn(s_->strand, std::move(f), asio::use_awaitable);
     }
 
     std::shared_ptr<e2b_process_state> s_;

@@ -344,8 +344,8 @@ public:
         }
         processes_[p->pid] = p;
         lk.unlock();
-        co_return std::unique_ptr<e2b::process_event_stream>(
-            std::make_unique<stream>(this, p, co_await boost::asio::this_coro::executor));
+        auto ex = co_await boost::asio::this_coro::executor;
+        co_return std::unique_ptr<e2b::process_event_stream>(std::make_unique<stream>(this, p, ex));
     }
 
     boost::asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> connect_process(
@@ -361,7 +361,8 @@ public:
         auto p = find_process(target.sandbox_id, selector);
         if (!p || p->ended)
             co_return error(errc::not_found, "process not found", {"process.Connect", 200, "not_found"});
-        auto s = std::make_unique<stream>(this, p, co_await boost::asio::this_coro::executor);
+        auto ex = co_await boost::asio::this_coro::executor;
+        auto s = std::make_unique<stream>(this, p, ex);
         s->index_ = p->log.size();  // from this point on
         lk.unlock();
         co_return std::unique_ptr<e2b::process_event_stream>(std::move(s));
