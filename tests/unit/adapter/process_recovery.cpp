@@ -1,0 +1,95 @@
+// The attested recovery backend refuses each mismatch with a silent null.
+#include "adapter_test_util.hpp"
+
+#include <prism_e2b/process_recovery.hpp>
+#include <prism_e2b/process_ref.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+using namespace prism_e2b;
+using namespace prism_e2b::test;
+
+namespace {
+
+process_script long_running()
+{
+    process_script s;
+    s.after = process_script::then::wait_for_signal;
+    return s;
+}
+
+e2b_process_recovery_expectations expect(std::string id, std::string ws, label_map labels)
+{
+    e2b_process_recovery_expectations e;
+    e.expected_sandbox_id = std::move(id);
+    e.expected_workspace = std::move(ws);
+    e.expected_labels = std::move(labels);
+    return e;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(test_process_recovery)
+
+BOOST_AUTO_TEST_CASE(attaches_only_when_every_expectation_matches)
+{
+    auto fake = std::make_shared<fake_e2b_client>();
+    fake->script_next_process(long_running());
+    label_map const created = {{"app.owner", "alice"}, {"team", "core"}};
+    label_map const good_labels = {{"app.owner", "alice"}};
+    label_map const wrong_value = {{"app.owner", "mallory"}};
+    label_map const missing = {{"missing", "x"}};
+    run_coro([&](auto ex) -> asio::awaitable<void> {
+        e2b_sandbox_options o;
+        o.labels = created;
+        auto sb = co_await make_sandbox(ex, fake, o);
+        auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
+        BOOST_TEST_REQUIRE(h.has_value());
+        auto const ref = (*h)->ref();
+        co_await (*h)->release();
+        auto const id = sb->id();
+
+        auto refused = [&](e2b_process_recovery_expectations e, std::string r) -> asio::awaitable<bool> {
+            auto backend = create_e2b_process_recovery_backend(sb, std::move(e));
+            auto got = co_await backend->attach(std::move(r), nullptr);
+            co_return got == nullptr;
+        };
+        BOOST_TEST(co_await refused(expect("sbx-other", "/workspace", good_labels), ref));
+        BOOST_TEST(co_await refused(expect("", "/workspace", good_labels), ref));
+        BOOST_TEST(co_await refused(expect(id, "/elsewhere", good_labels), ref));
+        BOOST_TEST(co_await refused(expect(id, "/workspace", wrong_value), ref));
+        BOOST_TEST(co_await refused(expect(id, "/workspace", missing), ref));
+        BOOST_TEST(co_await refused(expect(id, "/workspace", good_labels), "prism-e2b-proc:not-base64!"));
+        BOOST_TEST(co_await refused(expect(id, "/workspace", good_labels), "not a ref at all"));
+        auto rec = *decode_process_ref(ref);
+        auto other = rec;
+        other.sandbox_id = "sbx-other";
+        BOOST_TEST(co_await refused(expect(id, "/workspace", good_labels), encode_process_ref(other)));
+        auto other_ws = rec;
+        other_ws.workspace = "/elsewhere";
+        BOOST_TEST(co_await refused(expect(id, "/workspace", good_labels), encode_process_ref(other_ws)));
+        BOOST_TEST(fake->count("connect_process") == 0u);  // nothing was attached
+
+        // The vendor's metadata, not the local copy, is attested.
+        fake->fail_next("get_sandbox_info", error(errc::server_error, "boom with details", {"info", 500}));
+        BOOST_TEST(co_await refused(expect(id, "/workspace", good_labels), ref));
+
+        auto backend = create_e2b_process_recovery_backend(sb, expect(id, "/workspace", good_labels));
+        auto ok = co_await backend->attach(ref, nullptr);
+        BOOST_TEST_REQUIRE(ok != nullptr);
+        BOOST_TEST(ok->pid() == rec.pid);
+        BOOST_TEST(fake->count("connect_process") == 1u);
+        co_await ok->kill();
+        auto gone = co_await backend->attach(ref, nullptr);
+        BOOST_TEST(gone == nullptr);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_null_sandbox_is_refused)
+{
+    auto backend = create_e2b_process_recovery_backend(nullptr, expect("sbx-1", "/workspace", {}));
+    auto got = run_coro([&](auto) { return backend->attach("prism-e2b-proc:x", nullptr); });
+    BOOST_TEST(got == nullptr);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
