@@ -45,6 +45,7 @@ test('create with metadata: getInfo reports it', { timeout: 60_000 }, async () =
   // endAt = start + the timeout the SDK sent (120 s, whole seconds on the wire).
   const lifetime = info.endAt.getTime() - info.startedAt.getTime()
   assert.ok(Math.abs(lifetime - 120_000) <= 5_000, `endAt - startedAt = ${lifetime} ms, expected ~120000`)
+  assert.deepEqual(info.lifecycle, { onTimeout: 'kill', autoResume: false })
   assert.equal(await sbx.isRunning(), true)
 
   // The static form, and connect to a running sandbox, see the same metadata.
@@ -156,13 +157,16 @@ test('setTimeout extends a sandbox past its original endAt', { timeout: 60_000 }
   assert.equal((await sbx.getInfo()).state, 'running')
 })
 
-test('timeout expiry with onTimeout pause: the sandbox is paused, not killed', { timeout: 60_000 }, async () => {
+test('timeout expiry with onTimeout pause: paused with its memory, not killed', { timeout: 60_000 }, async () => {
   const sbx = await server.create({
     metadata: { run: runId() },
     timeoutMs: 3_000,
     lifecycle: { onTimeout: 'pause' },
   })
+  const info = await sbx.getInfo()
+  assert.deepEqual(info.lifecycle, { onTimeout: 'pause', autoResume: false })
   await sbx.files.write('/home/user/kept.txt', 'kept')
+  const bg = await sbx.commands.run('sleep 600', { background: true, timeoutMs: 0 })
   await waitFor('sandbox to auto-pause', async () => (await sbx.getInfo()).state === 'paused',
     { timeoutMs: 15_000, intervalMs: 250 })
   // A paused sandbox never expires: still paused well after its endAt.
@@ -170,4 +174,21 @@ test('timeout expiry with onTimeout pause: the sandbox is paused, not killed', {
   assert.equal((await sbx.getInfo()).state, 'paused')
   const resumed = await Sandbox.connect(sbx.sandboxId, { ...server.opts, timeoutMs: 60_000 })
   assert.equal(await resumed.files.read('/home/user/kept.txt'), 'kept')
+  // autoPauseMemory defaults to true: the process survived.
+  assert.ok((await resumed.commands.list()).some((p) => p.pid === bg.pid), `pid ${bg.pid} survived the auto-pause`)
+})
+
+test('timeout expiry with onTimeout pause without memory: files kept, processes gone', { timeout: 60_000 }, async () => {
+  const sbx = await server.create({
+    metadata: { run: runId() },
+    timeoutMs: 3_000,
+    lifecycle: { onTimeout: { action: 'pause', keepMemory: false } },
+  })
+  await sbx.files.write('/home/user/kept.txt', 'kept')
+  const bg = await sbx.commands.run('sleep 600', { background: true, timeoutMs: 0 })
+  await waitFor('sandbox to auto-pause', async () => (await sbx.getInfo()).state === 'paused',
+    { timeoutMs: 15_000, intervalMs: 250 })
+  const resumed = await Sandbox.connect(sbx.sandboxId, { ...server.opts, timeoutMs: 60_000 })
+  assert.equal(await resumed.files.read('/home/user/kept.txt'), 'kept')
+  assert.ok(!(await resumed.commands.list()).some((p) => p.pid === bg.pid), `pid ${bg.pid} gone after a memoryless auto-pause`)
 })
