@@ -66,6 +66,37 @@ test('commands.run: non-zero exit throws CommandExitError with exitCode', { time
     (err) => err instanceof CommandExitError && err.exitCode === 127 && /not found/.test(err.stderr))
 })
 
+test('a command ended by a signal reports exit code -1', { timeout: 30_000 }, async () => {
+  // envd reports Go's ProcessState.ExitCode(), which is -1 for a signalled process.
+  await assert.rejects(sbx.commands.run('kill -TERM $$'), (err) => {
+    assert.ok(err instanceof CommandExitError, `got ${err?.name}: ${err?.message}`)
+    assert.equal(err.exitCode, -1)
+    return true
+  })
+})
+
+test('UTF-8 output and input survive chunking', { timeout: 30_000 }, async () => {
+  const text = 'héllo wörld ✓ 日本語 🚀'
+  const res = await sbx.commands.run(`printf '%s\n' '${text}'; printf '%s' '${text}' >&2`)
+  assert.equal(res.stdout, `${text}\n`)
+  assert.equal(res.stderr, text)
+  const h = await sbx.commands.run('head -n 1', { background: true, stdin: true })
+  await h.sendStdin(`${text}\n`)
+  assert.equal((await within(10_000, h.wait(), 'head to exit')).stdout, `${text}\n`)
+})
+
+test('concurrent commands each get their own output and exit code', { timeout: 60_000 }, async () => {
+  const n = 16
+  const results = await Promise.allSettled(Array.from({ length: n }, (_, i) =>
+    sbx.commands.run(`for k in 1 2 3; do echo "cmd${i} line$k"; sleep 0.05; done; exit ${i % 4}`)))
+  results.forEach((r, i) => {
+    const out = r.status === 'fulfilled' ? r.value : r.reason
+    assert.equal(out.exitCode, i % 4, `command ${i} exit code`)
+    if (i % 4 !== 0) assert.ok(out instanceof CommandExitError, `command ${i} rejected with CommandExitError`)
+    assert.equal(out.stdout, `cmd${i} line1\ncmd${i} line2\ncmd${i} line3\n`, `command ${i} output`)
+  })
+})
+
 test('commands.run: env', { timeout: 30_000 }, async () => {
   const res = await sbx.commands.run('printf "%s|%s" "$FOO" "$EMPTY_OK"', {
     envs: { FOO: 'bar baz=1', EMPTY_OK: '' },
