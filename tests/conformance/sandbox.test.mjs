@@ -157,6 +157,25 @@ test('setTimeout extends a sandbox past its original endAt', { timeout: 60_000 }
   assert.equal((await sbx.getInfo()).state, 'running')
 })
 
+test('connect to a running sandbox extends its timeout and never shortens it', { timeout: 30_000 }, async () => {
+  const sbx = await server.create({ metadata: { run: runId() }, timeoutMs: 10_000 })
+  await Sandbox.connect(sbx.sandboxId, { ...server.opts, timeoutMs: 60_000 })
+  let remaining = (await sbx.getInfo()).endAt.getTime() - Date.now()
+  assert.ok(remaining > 50_000 && remaining <= 65_000, `connect extended endAt to ~60 s (${remaining} ms)`)
+  await Sandbox.connect(sbx.sandboxId, { ...server.opts, timeoutMs: 5_000 })
+  remaining = (await sbx.getInfo()).endAt.getTime() - Date.now()
+  assert.ok(remaining > 50_000, `a shorter connect timeout did not shorten endAt (${remaining} ms left)`)
+})
+
+test('setTimeout can also shorten the timeout', { timeout: 30_000 }, async () => {
+  const sbx = await server.create({ metadata: { run: runId() }, timeoutMs: 120_000 })
+  await sbx.setTimeout(2_000)
+  const remaining = (await sbx.getInfo()).endAt.getTime() - Date.now()
+  assert.ok(remaining <= 2_500, `endAt ~2 s away (${remaining} ms)`)
+  await waitFor('sandbox to expire', async () => !(await sbx.isRunning()), { timeoutMs: 15_000, intervalMs: 250 })
+  await assert.rejects(sbx.getInfo(), SandboxNotFoundError)
+})
+
 test('timeout expiry with onTimeout pause: paused with its memory, not killed', { timeout: 60_000 }, async () => {
   const sbx = await server.create({
     metadata: { run: runId() },
