@@ -15,6 +15,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -24,6 +25,8 @@
 namespace prism_e2b {
 
 namespace asio = boost::asio;
+
+namespace detail {
 
 using acquire_signature = void(result<exec_permit>);
 using acquire_handler = asio::any_completion_handler<acquire_signature>;
@@ -36,6 +39,12 @@ struct acquire_waiter {
     acquire_handler handler;
     asio::any_io_executor executor;
 };
+
+}  // namespace detail
+
+using detail::acquire_handler;
+using detail::acquire_signature;
+using detail::acquire_waiter;
 
 // Shared by the governor, every permit and every cancellation handler, so a
 // permit or a late cancellation may outlive the governor safely.
@@ -263,8 +272,9 @@ asio::awaitable<result<exec_permit>> exec_governor::acquire()
 {
     // Not a coroutine: the operation's handler is the awaiting coroutine's
     // own, so its cancellation slot is the caller's per-operation slot.
-    return asio::async_initiate<decltype(asio::use_awaitable), acquire_signature>(exec_permit::shared_state::initiate_acquire{state_},
-                                                                              asio::use_awaitable);
+    using initiation = exec_permit::shared_state::initiate_acquire;
+    return asio::async_initiate<decltype(asio::use_awaitable), acquire_signature>(initiation{state_},
+                                                                                  asio::use_awaitable);
 }
 
 std::uint32_t exec_governor::commands_admitted() const noexcept

@@ -544,6 +544,22 @@ BOOST_AUTO_TEST_CASE(permit_outlives_governor)
     permit.reset();
 }
 
+// acquire() is lazy (it starts when awaited) and keeps the shared state: an
+// awaitable that outlives its governor completes with errc::cancelled.
+BOOST_AUTO_TEST_CASE(acquire_awaited_after_governor_is_gone)
+{
+    asio::io_context ioc(1);
+    auto gov = std::make_unique<exec_governor>(make_limits(10, 1));
+    auto pending = gov->acquire();
+    gov.reset();
+    std::optional<result<exec_permit>> outcome;
+    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { outcome.emplace(co_await std::move(pending)); },
+                   asio::detached);
+    run(ioc);
+    BOOST_REQUIRE(outcome.has_value());
+    BOOST_TEST((!outcome->has_value() && outcome->error() == errc::cancelled));
+}
+
 BOOST_AUTO_TEST_CASE(permit_move_semantics_release_once)
 {
     asio::io_context ioc(1);
