@@ -559,7 +559,8 @@ public:
 
     void close() noexcept override
     {
-        closed_ = true;
+        std::lock_guard lock(mutex_);
+        closed_ = true;  // before anything else: finish() will not pool the connection
         if (auto c = lease_.conn) {
             asio::dispatch(c->strand, [c] { c->close_now(); });
         }
@@ -596,6 +597,7 @@ private:
 
     void finish()
     {
+        std::lock_guard lock(mutex_);
         done_ = true;
         lease_.reusable = keep_alive_ && !closed_;
         lease_.reset();  // back to the pool now, not when the consumer lets go
@@ -610,6 +612,7 @@ private:
     bool keep_alive_ = false;
     bool done_ = false;
     std::atomic<bool> closed_{false};
+    std::mutex mutex_;  // guards lease_.conn between close() (any thread) and finish() (the strand)
 };
 
 }  // namespace
