@@ -229,18 +229,24 @@ asio::awaitable<void> create(std::shared_ptr<server_state> st, http_request cons
     co_await sink.send(json_response(201, sandbox_json(*st, **sb)));
 }
 
-asio::awaitable<void> list_v2(std::shared_ptr<server_state> st, http_request const& req, response_sink& sink, bool legacy)
-{
-    std::vector<std::pair<std::string, std::string>> md_filter;
+struct list_query {
+    std::vector<std::pair<std::string, std::string>> metadata;
     std::set<std::string> states;
     std::size_t limit = 100;
     std::optional<std::uint64_t> next;
     bool asc = false;
-    for (auto const& [k, v] : parse_query(req.query)) {
+};
+
+/// Parses the v2 list query (no coroutine: GCC 12 mishandles range-for temporaries around co_await).
+std::optional<std::string> parse_list_query(std::string const& query, list_query& q)
+{
+    auto const params = parse_query(query);
+    for (auto const& [k, v] : params) {
         if (k == "metadata") {
             // "k=v&k2=v2" whose keys and values were URL-encoded once more by the client.
-            for (auto const& [mk, mv] : parse_query(v))
-                md_filter.emplace_back(url_decode(mk), url_decode(mv));
+            auto const pairs = parse_query(v);
+            for (auto const& [mk, mv] : pairs)
+                q.metadata.emplace_back(url_decode(mk), url_decode(mv));
         } else if (k == "state") {
             std::size_t i = 0;
             while (i <= v.size()) {
@@ -249,74 +255,84 @@ asio::awaitable<void> list_v2(std::shared_ptr<server_state> st, http_request con
                     j = v.size();
                 auto s = v.substr(i, j - i);
                 if (!s.empty()) {
-                    if (s != "running" && s != "paused") {
-                        co_await sink.send(rest_error(400, "invalid state filter '" + s + "'"));
-                        co_return;
-                    }
-                    states.insert(s);
+                    if (s != "running" && s != "paused")
+                        return "invalid state filter '" + s + "'";
+                    q.states.insert(s);
                 }
                 i = j + 1;
             }
         } else if (k == "limit") {
             char* endp = nullptr;
             long const n = std::strtol(v.c_str(), &endp, 10);
-            if (v.empty() || *endp != '\0' || n < 1 || n > 100) {
-                co_await sink.send(rest_error(400, "limit must be between 1 and 100"));
-                co_return;
-            }
-            limit = static_cast<std::size_t>(n);
+            if (v.empty() || *endp != '\0' || n < 1 || n > 100)
+                return "limit must be between 1 and 100";
+            q.limit = static_cast<std::size_t>(n);
         } else if (k == "nextToken") {
             char* endp = nullptr;
             unsigned long long const n = std::strtoull(v.c_str(), &endp, 10);
-            if (v.empty() || *endp != '\0') {
-                co_await sink.send(rest_error(400, "invalid nextToken"));
-                co_return;
-            }
-            next = n;
+            if (v.empty() || *endp != '\0')
+                return "invalid nextToken";
+            q.next = n;
         } else if (k == "order") {
-            if (v != "asc" && v != "desc") {
-                co_await sink.send(rest_error(400, "order must be asc or desc"));
-                co_return;
-            }
-            asc = v == "asc";
+            if (v != "asc" && v != "desc")
+                return "order must be asc or desc";
+            q.asc = v == "asc";
         }
     }
+    return std::nullopt;
+}
+
+/// The page of sandboxes and the next token (no coroutine, see above).
+std::pair<json::array, std::optional<std::uint64_t>> list_page(server_state const& st, list_query q, bool legacy)
+{
     if (legacy)
-        states = {"running"};
+        q.states = {"running"};
     std::vector<std::shared_ptr<sandbox>> all;
     {
-        std::lock_guard lk(st->mutex);
-        for (auto const& [id, sb] : st->sandboxes)
+        std::lock_guard lk(st.mutex);
+        for (auto const& [id, sb] : st.sandboxes)
             all.push_back(sb);
     }
-    std::sort(all.begin(), all.end(), [asc](auto const& a, auto const& b) { return asc ? a->seq < b->seq : a->seq > b->seq; });
+    std::sort(all.begin(), all.end(), [&q](auto const& a, auto const& b) { return q.asc ? a->seq < b->seq : a->seq > b->seq; });
     json::array out;
     std::optional<std::uint64_t> token;
     for (auto const& sb : all) {
-        if (next && (asc ? sb->seq < *next : sb->seq > *next))
+        if (q.next && (q.asc ? sb->seq < *q.next : sb->seq > *q.next))
             continue;
         bool match = true;
-        for (auto const& [mk, mv] : md_filter) {
+        for (auto const& [mk, mv] : q.metadata) {
             auto it = sb->metadata.find(mk);
             if (it == sb->metadata.end() || it->second != mv)
                 match = false;
         }
         if (!match)
             continue;
-        if (!states.empty()) {
+        if (!q.states.empty()) {
             std::lock_guard lk(sb->mutex);
-            if (!states.count(sb->state == sandbox_state::running ? "running" : "paused"))
+            if (!q.states.count(sb->state == sandbox_state::running ? "running" : "paused"))
                 continue;
         }
-        if (!legacy && out.size() == limit) {
+        if (!legacy && out.size() == q.limit) {
             token = sb->seq;
             break;
         }
-        out.push_back(detail_json(*st, *sb, false));
+        out.push_back(detail_json(st, *sb, false));
     }
-    auto r = json_response(200, out);
-    if (token)
-        r.headers.emplace_back("X-Next-Token", std::to_string(*token));
+    return {std::move(out), token};
+}
+
+asio::awaitable<void> list_v2(std::shared_ptr<server_state> st, http_request const& req, response_sink& sink, bool legacy)
+{
+    list_query q;
+    if (auto e = parse_list_query(req.query, q)) {
+        http_response er = rest_error(400, *e);
+        co_await sink.send(std::move(er));
+        co_return;
+    }
+    auto page = list_page(*st, std::move(q), legacy);
+    http_response r = json_response(200, page.first);
+    if (page.second)
+        r.headers.emplace_back("X-Next-Token", std::to_string(*page.second));
     co_await sink.send(std::move(r));
 }
 

@@ -13,6 +13,7 @@
 #include <boost/beast/http.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <mutex>
 #include <set>
@@ -216,6 +217,24 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
         co_await http::async_write(stream, res, use_nothrow);
     }
 
+    /// After refusing a request early, keep reading (and dropping) what the client
+    /// still sends for a while, so it can finish writing and read the answer.
+    asio::awaitable<void> linger(beast::tcp_stream& stream)
+    {
+        beast::error_code ec;
+        stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+        std::array<char, 64 * 1024> sink;
+        std::size_t total = 0;
+        auto const until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (total < (256u << 20) && std::chrono::steady_clock::now() < until) {
+            stream.expires_at(until);
+            auto [rec, n] = co_await stream.async_read_some(asio::buffer(sink), use_nothrow);
+            if (rec)
+                break;
+            total += n;
+        }
+    }
+
     asio::awaitable<void> session(std::shared_ptr<beast::tcp_stream> stream)
     {
         auto self = shared_from_this();
@@ -224,7 +243,7 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
             for (;;) {
                 http::request_parser<http::string_body> parser;
                 parser.header_limit(64 * 1024);
-                parser.body_limit(1u << 20);
+                parser.body_limit(boost::none);  // the route's limit is applied once the head is known
                 stream->expires_after(std::chrono::minutes(5));  // keep-alive idle limit
                 auto [ec, n] = co_await http::async_read_header(*stream, buffer, parser, use_nothrow);
                 if (ec) {
@@ -239,11 +258,22 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                 std::string path = percent_decode(target.substr(0, qpos));
                 std::size_t const limit = limits_ ? limits_(std::string_view(head.method_string().data(), head.method_string().size()), path) : (1u << 20);
                 // Content-Length beyond the limit: answer before reading the body.
-                parser.body_limit(limit);
+                if (auto const len = parser.content_length(); len && *len > limit) {
+                    co_await answer_plain(*stream, http::status::payload_too_large, "request body too large");
+                    co_await linger(*stream);
+                    break;
+                }
+                parser.body_limit(limit);  // enforced while a chunked body arrives
+                if (beast::iequals(head[http::field::expect], "100-continue")) {
+                    static constexpr std::string_view cont = "HTTP/1.1 100 Continue\r\n\r\n";
+                    co_await asio::async_write(*stream, asio::buffer(cont), use_nothrow);
+                }
                 auto [ec2, n2] = co_await http::async_read(*stream, buffer, parser, use_nothrow);
                 if (ec2) {
-                    if (ec2 == http::error::body_limit)
+                    if (ec2 == http::error::body_limit) {
                         co_await answer_plain(*stream, http::status::payload_too_large, "request body too large");
+                        co_await linger(*stream);
+                    }
                     else if (ec2 != http::error::end_of_stream && ec2 != asio::error::eof && ec2 != asio::error::operation_aborted &&
                              ec2 != beast::error::timeout && ec2 != asio::error::connection_reset)
                         co_await answer_plain(*stream, http::status::bad_request, "malformed request");

@@ -520,13 +520,15 @@ void process::finish()
         stdin_open_ = false;
         watchers.swap(watchers_);
     }
+    in_.close(ec);
+    // Leave the sandbox's table before anyone hears of the end, so a client that
+    // saw the end never finds the process in List.
+    if (on_exit_)
+        on_exit_(*this);
     for (auto const& w : watchers) {
         w->push(ev);
         w->close(false);
     }
-    in_.close(ec);
-    if (on_exit_)
-        on_exit_(*this);
 }
 
 asio::awaitable<result<void>> process::write_stdin(std::string data)

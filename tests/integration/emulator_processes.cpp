@@ -1,0 +1,134 @@
+// prism-e2b-local process.Process: event order, exact exit codes and statuses,
+// SIGKILL, Connect-Timeout-Ms, keepalives, Connect re-attach, List.
+#include "local_server_fixture.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <thread>
+
+using namespace prism_e2b::test;
+namespace json = boost::json;
+
+BOOST_AUTO_TEST_SUITE(test_emulator_processes)
+
+BOOST_AUTO_TEST_CASE(exit_codes_and_statuses_are_exact)
+{
+    local_server_fixture f;
+    auto sb = create_sandbox(f);
+    auto ok = run_command(f, sb, "echo out; echo err >&2");
+    BOOST_REQUIRE(ok.end);
+    BOOST_TEST(ok.stdout_text == "out\n");
+    BOOST_TEST(ok.stderr_text == "err\n");
+    BOOST_TEST(!ok.end->contains("exitCode"));
+    BOOST_TEST((*ok.end)["exited"].as_bool());
+    BOOST_TEST(std::string((*ok.end)["status"].as_string()) == "exit status 0");
+    BOOST_TEST(!ok.end->contains("error"));
+
+    auto three = run_command(f, sb, "exit 3");
+    BOOST_REQUIRE(three.end);
+    BOOST_TEST((*three.end)["exitCode"].as_int64() == 3);
+    BOOST_TEST(std::string((*three.end)["status"].as_string()) == "exit status 3");
+
+    auto killed = run_command(f, sb, "kill -9 $$");
+    BOOST_REQUIRE(killed.end);
+    BOOST_TEST((*killed.end)["exitCode"].as_int64() == -1);
+    BOOST_TEST(!killed.end->contains("exited"));
+    BOOST_TEST(std::string((*killed.end)["status"].as_string()) == "signal: killed");
+}
+
+BOOST_AUTO_TEST_CASE(send_signal_connect_and_list)
+{
+    local_server_fixture f;
+    auto sb = create_sandbox(f);
+    event_stream s(f.port(), "/process.Process/Start", start_json("echo ready; sleep 100"), envd_headers(sb));
+    auto st = s.next_event();
+    BOOST_REQUIRE(st);
+    auto const pid = (*st)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>();
+    raw_http c(f.port());
+    auto h = envd_headers(sb);
+    h.emplace_back("Content-Type", "application/json");
+    auto list = c.request("POST", "/process.Process/List", "{}", h).json().as_object();
+    BOOST_REQUIRE_EQUAL(list["processes"].as_array().size(), 1u);
+    auto& p = list["processes"].as_array()[0].as_object();
+    BOOST_TEST(p["pid"].to_number<std::int64_t>() == pid);
+    BOOST_TEST(std::string(p["config"].as_object()["cmd"].as_string()) == "/bin/bash");
+
+    // A second watcher re-attaches and sees the same end.
+    event_stream again(f.port(), "/process.Process/Connect", R"({"process":{"pid":)" + std::to_string(pid) + "}}", envd_headers(sb));
+    auto st2 = again.next_event();
+    BOOST_REQUIRE(st2);
+    BOOST_TEST((*st2)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>() == pid);
+
+    BOOST_TEST(c.request("POST", "/process.Process/SendSignal", R"({"process":{"pid":)" + std::to_string(pid) + R"(},"signal":9})", h).status ==
+               200);
+    for (auto* stream : {&s, &again}) {
+        std::optional<json::object> end;
+        while (auto ev = stream->next_event())
+            if ((*ev)["event"].as_object().contains("end"))
+                end = (*ev)["event"].as_object()["end"].as_object();
+        BOOST_REQUIRE(end);
+        BOOST_TEST(std::string((*end)["status"].as_string()) == "signal: killed");
+        BOOST_REQUIRE(stream->end_message());
+        BOOST_TEST(stream->end_message()->empty());
+    }
+    BOOST_TEST(c.request("POST", "/process.Process/List", "{}", h).json().as_object()["processes"].as_array().empty());
+}
+
+BOOST_AUTO_TEST_CASE(connect_timeout_kills_the_process_and_keepalives_flow)
+{
+    local_server_fixture f;
+    auto sb = create_sandbox(f);
+    auto h = envd_headers(sb);
+    h.emplace_back("Connect-Timeout-Ms", "700");
+    h.emplace_back("Keepalive-Ping-Interval", "1");  // seconds
+    event_stream s(f.port(), "/process.Process/Start", start_json("sleep 30"), h);
+    auto st = s.next_event(false);
+    BOOST_REQUIRE(st);
+    auto const t0 = std::chrono::steady_clock::now();
+    while (s.next_event(false)) {
+    }
+    BOOST_TEST((std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5)));
+    BOOST_REQUIRE(s.end_message());
+    auto endm = *s.end_message();
+    BOOST_TEST(std::string(endm["error"].as_object()["code"].as_string()) == "deadline_exceeded");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    raw_http c(f.port());
+    auto lh = envd_headers(sb);
+    lh.emplace_back("Content-Type", "application/json");
+    BOOST_TEST(c.request("POST", "/process.Process/List", "{}", lh).json().as_object()["processes"].as_array().empty());
+
+    auto kh = envd_headers(sb);
+    kh.emplace_back("Keepalive-Ping-Interval", "1");
+    event_stream k(f.port(), "/process.Process/Start", start_json("sleep 2.5"), kh);
+    int keepalives = 0;
+    while (auto ev = k.next_event(false))
+        if ((*ev)["event"].as_object().contains("keepalive"))
+            ++keepalives;
+    BOOST_TEST(keepalives >= 2);
+}
+
+BOOST_AUTO_TEST_CASE(large_output_arrives_complete_and_in_order)
+{
+    local_server_fixture f;
+    auto sb = create_sandbox(f);
+    auto r = run_command(f, sb, "seq 1 200000");
+    BOOST_REQUIRE(r.end);
+    std::string expect;
+    for (int i = 1; i <= 200000; ++i)
+        expect += std::to_string(i) + "\n";
+    BOOST_TEST(r.stdout_text.size() == expect.size());
+    BOOST_TEST((r.stdout_text == expect));
+}
+
+BOOST_AUTO_TEST_CASE(server_timing_header_on_every_response)
+{
+    local_server_fixture f;
+    raw_http c(f.port());
+    auto r = c.request("GET", "/v2/sandboxes", {}, api_headers(f));
+    BOOST_TEST(r.headers["server-timing"].rfind("app;dur=", 0) == 0u);
+    r = c.request("GET", "/v2/sandboxes", {}, {});
+    BOOST_TEST(r.status == 401);
+    BOOST_TEST(r.headers["server-timing"].rfind("app;dur=", 0) == 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
