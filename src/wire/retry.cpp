@@ -1,6 +1,8 @@
 #include "wire/retry.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/beast/http/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -54,7 +56,10 @@ asio::awaitable<result<http_response>> with_retries(
             }
         } else {
             auto const& ec = r.error().code();
-            retry = policy.idempotent && ec != make_error_code(errc::cancelled) && is_retryable(ec);
+            // The server closing before a complete answer is a network error too.
+            bool const cut = ec == boost::beast::http::error::end_of_stream ||
+                             ec == boost::beast::http::error::partial_message || ec == asio::error::eof;
+            retry = policy.idempotent && ec != make_error_code(errc::cancelled) && (cut || is_retryable(ec));
         }
         if (!retry || n >= policy.max_retries)
             co_return r;
