@@ -19,6 +19,7 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <atomic>
 
 using namespace prism_e2b;
@@ -145,6 +146,31 @@ asio::awaitable<void> one_signal(std::shared_ptr<e2b::client> client, std::atomi
     auto r = co_await client->send_signal(t, s, process_signal::sigterm);
     *ok += r.has_value();
     ++*finished;
+}
+
+BOOST_AUTO_TEST_CASE(sequential_unary_calls_over_one_keep_alive_connection)
+{
+    test_http_server server([](recorded_request const&) { return scripted_response::json(200, "{}"); });
+    constexpr int n = 2000;
+    std::vector<double> us;
+    run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto c = e2b::make_client(ex, options_for(server.url()));
+        auto t = target_for();
+        e2b::process_selector s;
+        s.pid = 1;
+        for (int i = 0; i < n; ++i) {
+            auto t0 = std::chrono::steady_clock::now();
+            auto r = co_await (*c)->send_signal(t, s, process_signal::sigterm);
+            us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+            if (!r)
+                break;
+        }
+    });
+    BOOST_TEST_REQUIRE(us.size() == static_cast<std::size_t>(n));
+    BOOST_TEST(server.accepted_connections() == 1u);
+    std::sort(us.begin(), us.end());
+    BOOST_TEST_MESSAGE(n << " sequential SendSignal calls over one keep-alive connection: p50 " << us[n / 2]
+                         << " us, p99 " << us[n * 99 / 100] << " us");
 }
 
 BOOST_AUTO_TEST_CASE(inflight_cap_queues_instead_of_failing)

@@ -453,6 +453,28 @@ BOOST_AUTO_TEST_CASE(files_and_health)
     BOOST_TEST(reqs[4].method == "GET");
 }
 
+BOOST_AUTO_TEST_CASE(sandboxes_sharing_an_origin_share_connections)
+{
+    test_http_server server([](recorded_request const&) { return scripted_response::json(200, "{}"); });
+    with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
+        auto a = target_for();
+        auto b = target_for();
+        b.sandbox_id = "sbx2";
+        b.access_token = "envd-token-second";
+        e2b::process_selector s;
+        s.pid = 1;
+        for (int i = 0; i < 10; ++i) {
+            BOOST_TEST((co_await c.send_signal(a, s, process_signal::sigterm)).has_value());
+            BOOST_TEST((co_await c.send_signal(b, s, process_signal::sigterm)).has_value());
+        }
+    });
+    BOOST_TEST(server.accepted_connections() == 1u);
+    auto reqs = server.requests();
+    BOOST_TEST(reqs.at(0).header("E2b-Sandbox-Id").value_or("") == "sbx1");
+    BOOST_TEST(reqs.at(1).header("E2b-Sandbox-Id").value_or("") == "sbx2");
+    BOOST_TEST(reqs.at(1).header("X-Access-Token").value_or("") == "envd-token-second");
+}
+
 BOOST_AUTO_TEST_CASE(envd_origin_per_sandbox_without_sandbox_url)
 {
     // Without E2B_SANDBOX_URL envd is https://49983-<id>.<domain>; resolution
