@@ -176,8 +176,8 @@ std::variant<json::object, rpc_error> stream_request(http_request const& req)
 }
 
 /// Streams a process's events until its end, a deadline, an abort or a lost client.
-asio::awaitable<void> stream_events(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, std::shared_ptr<process> p,
-                                    std::shared_ptr<event_queue> q, http_request const& req, response_sink& sink, bool kill_on_deadline)
+asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, std::shared_ptr<process> p,
+                                  std::shared_ptr<event_queue> q, http_request const& req, response_sink& sink, bool kill_on_deadline)
 {
     auto const ex = co_await asio::this_coro::executor;
     auto const keepalive = header_ms(req, "keepalive-ping-interval", 1000);
@@ -189,12 +189,6 @@ asio::awaitable<void> stream_events(std::shared_ptr<server_state> st, std::share
     auto next_keepalive = keepalive ? std::optional(now + *keepalive) : std::nullopt;
     auto cut_budget = st->faults.take_stream_cut();
     std::size_t sent_output = 0;
-
-    struct unsubscribe_guard {
-        std::shared_ptr<process> p;
-        std::shared_ptr<event_queue> q;
-        ~unsubscribe_guard() { p->unsubscribe(q); }
-    } guard{p, q};
 
     header_list no_headers;
     bool const ok_198 = co_await sink.begin_stream(200, "application/connect+json", std::move(no_headers));
@@ -287,6 +281,19 @@ asio::awaitable<void> stream_events(std::shared_ptr<server_state> st, std::share
         timer.expires_at(wake);
         co_await (q->wait() || timer.async_wait(use_nothrow));
     }
+}
+
+/// Streams until the end (stream_loop) or until the client goes away, whichever
+/// comes first; a watcher that left stops being fed at once.
+asio::awaitable<void> stream_events(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, std::shared_ptr<process> p,
+                                    std::shared_ptr<event_queue> q, http_request const& req, response_sink& sink, bool kill_on_deadline)
+{
+    struct unsubscribe_guard {
+        std::shared_ptr<process> p;
+        std::shared_ptr<event_queue> q;
+        ~unsubscribe_guard() { p->unsubscribe(q); }
+    } guard{p, q};
+    co_await (stream_loop(st, sb, p, q, req, sink, kill_on_deadline) || sink.wait_peer_closed());
 }
 
 asio::awaitable<void> send_stream_error(response_sink& sink, rpc_error err)

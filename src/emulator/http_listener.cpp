@@ -6,6 +6,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -17,6 +18,8 @@
 #include <cctype>
 #include <mutex>
 #include <set>
+
+#include <sys/socket.h>
 
 namespace prism_e2b::local::detail {
 
@@ -150,6 +153,27 @@ public:
     }
 
     bool responded() const noexcept override { return responded_; }
+
+    asio::awaitable<void> wait_peer_closed() override
+    {
+        // A waiting HTTP/1.1 client sends nothing, so readable means closed (or pipelined data, which we leave alone).
+        for (;;) {
+            auto [ec] = co_await stream_.socket().async_wait(tcp::socket::wait_read, use_nothrow);
+            if (ec == asio::error::operation_aborted)
+                co_return;  // cancelled: the stream ended first
+            char c;
+            ssize_t const n = ::recv(stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+            if (ec || n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+                broken_ = true;
+                co_return;
+            }
+            if (n > 0) {
+                asio::steady_timer forever(co_await asio::this_coro::executor, std::chrono::steady_clock::time_point::max());
+                co_await forever.async_wait(use_nothrow);  // pipelined request: nothing to watch
+                co_return;
+            }
+        }
+    }
     bool broken() const noexcept { return broken_ || streaming_; }
 
 private:

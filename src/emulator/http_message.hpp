@@ -63,6 +63,9 @@ public:
     /// Closes the connection at once (no terminating chunk): a cut stream.
     virtual void abort() = 0;
     virtual bool responded() const noexcept = 0;
+    /// Completes once the client closed the connection (never while it stays open);
+    /// honours cancellation. Used to stop streams nobody reads.
+    virtual boost::asio::awaitable<void> wait_peer_closed() = 0;
 };
 
 /// Handles one request; must answer through the sink (the listener answers 500 otherwise).

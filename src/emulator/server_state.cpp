@@ -523,6 +523,8 @@ void server_state::stop_all()
                 std::this_thread::sleep_for(std::chrono::milliseconds(10));
             }
         }
+        std::error_code ec;
+        fs::remove_all(sb->dir, ec);  // sandboxes do not outlive the server
     }
 }
 
