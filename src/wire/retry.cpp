@@ -55,7 +55,7 @@ asio::awaitable<result<http_response>> with_retries(
                 retry = true;
             }
         } else {
-            auto const& ec = r.error().code();
+            auto const ec = r.error().code();  // result::error() returns a copy
             // The server closing before a complete answer is a network error too.
             bool const cut = ec == boost::beast::http::error::end_of_stream ||
                              ec == boost::beast::http::error::partial_message || ec == asio::error::eof;
