@@ -32,6 +32,8 @@ std::string user_name(uid_t uid)
     passwd pw{};
     passwd* res = nullptr;
     char buf[1024];
+    if (uid == default_uid)
+        return "user";  // the sandbox's own account, whatever the host calls uid 1000
     if (::getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res)
         return res->pw_name;
     return std::to_string(uid);
@@ -42,6 +44,8 @@ std::string group_name(gid_t gid)
     group gr{};
     group* res = nullptr;
     char buf[1024];
+    if (gid == default_gid)
+        return "user";
     if (::getgrgid_r(gid, &gr, buf, sizeof buf, &res) == 0 && res)
         return res->gr_name;
     return std::to_string(gid);
@@ -192,16 +196,19 @@ std::optional<std::string> query_param(std::string const& query, std::string_vie
 }
 
 /// Writes `data` to `path` (parents created). Returns the EntryInfo for the upload answer.
-std::variant<json::object, fs_error> write_file(sandbox const& sb, std::string const& path, std::string_view data)
+std::variant<json::object, fs_error> write_file(sandbox const& sb, std::string const& path, std::string_view data, os_user const& user)
 {
     std::string parent, name;
     if (!split_parent(path, parent, name))
         return fs_error{"invalid_argument", 400, "path '/' is a directory"};
-    if (int e = make_dirs_in_root(sb.root_fd, parent); e != 0)
+    if (int e = make_dirs_in_root(sb.root_fd, parent, user.uid, user.gid); e != 0)
         return errno_error(e, parent);
     unique_fd fd = open_in_root(sb.root_fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (!fd)
         return errno_error(errno, path);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1)
+        (void)::fchown(fd.get(), user.uid, user.gid);  // written as the requesting user would have
     std::size_t off = 0;
     while (off < data.size()) {
         ssize_t const n = ::write(fd.get(), data.data() + off, data.size() - off);
@@ -219,10 +226,6 @@ std::variant<json::object, fs_error> write_file(sandbox const& sb, std::string c
     return o;
 }
 
-bool known_user(std::optional<std::string> const& u)
-{
-    return !u || u->empty() || *u == "user" || *u == "root";
-}
 
 asio::awaitable<void> download(std::shared_ptr<sandbox> sb, http_request const& req, response_sink& sink)
 {
@@ -282,7 +285,7 @@ asio::awaitable<void> download(std::shared_ptr<sandbox> sb, http_request const& 
     co_await sink.finish_stream();
 }
 
-asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& req, response_sink& sink)
+asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& req, response_sink& sink, os_user user)
 {
     auto raw = query_param(req.query, "path");
     std::optional<std::string> path;
@@ -320,7 +323,7 @@ asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& re
                     co_return;
                 }
             }
-            auto r = write_file(*sb, *target, p.content);
+            auto r = write_file(*sb, *target, p.content, user);
             if (auto* e = std::get_if<fs_error>(&r)) {
                 http_response er = files_fail(*e);
                 co_await sink.send(std::move(er));
@@ -337,7 +340,7 @@ asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& re
             co_await sink.send(rest_error(400, "path is required for application/octet-stream uploads"));
             co_return;
         }
-        auto r = write_file(*sb, *path, req.body);
+        auto r = write_file(*sb, *path, req.body, user);
         if (auto* e = std::get_if<fs_error>(&r)) {
             http_response er = files_fail(*e);
             co_await sink.send(std::move(er));
@@ -357,14 +360,20 @@ asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& re
 
 asio::awaitable<void> handle_files(std::shared_ptr<server_state>, std::shared_ptr<sandbox> sb, http_request req, response_sink& sink)
 {
-    if (!known_user(query_param(req.query, "username"))) {
-        co_await sink.send(rest_error(401, "error looking up user: unknown user"));
+    auto name = query_param(req.query, "username");
+    if (!name) {
+        if (auto h = basic_auth_user(req.header("authorization")))
+            name = *h;
+    }
+    auto const user = lookup_user(name.value_or(""));
+    if (!user) {
+        co_await sink.send(rest_error(401, "error looking up user '" + name.value_or("") + "': unknown user"));
         co_return;
     }
     if (req.method == "GET")
         co_await download(sb, req, sink);
     else if (req.method == "POST")
-        co_await upload(sb, req, sink);
+        co_await upload(sb, req, sink, *user);
     else
         co_await sink.send(rest_error(405, "method not allowed"));
 }
@@ -389,6 +398,12 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state>, std::
         co_return;
     }
     auto const& o = v.as_object();
+    auto const who = basic_auth_user(req.header("authorization"));
+    auto const user = who ? lookup_user(*who) : std::nullopt;
+    if (!user) {
+        co_await sink.send(connect_error("unauthenticated", "invalid user: only 'user' and 'root' exist in this sandbox"));
+        co_return;
+    }
     auto path_field = [&](std::string_view key) -> std::variant<std::string, fs_error> {
         std::string raw;
         if (auto it = o.find(key); it != o.end() && it->value().is_string())
@@ -426,7 +441,7 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state>, std::
                     ::fstat(existing.get(), &st);
                     resp = S_ISDIR(st.st_mode) ? rpc_fail({"already_exists", 409, "directory '" + path + "' already exists"})
                                                : rpc_fail({"invalid_argument", 400, "path '" + path + "' exists and is not a directory"});
-                } else if (int e = make_dirs_in_root(sb->root_fd, path); e != 0) {
+                } else if (int e = make_dirs_in_root(sb->root_fd, path, user->uid, user->gid); e != 0) {
                     resp = rpc_fail(errno_error(e, path));
                 } else {
                     auto r = stat_entry(*sb, path);
@@ -481,7 +496,7 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state>, std::
                 unique_fd sdir = open_in_root(sb->root_fd, sp, O_RDONLY | O_DIRECTORY);
                 int e = sdir ? 0 : errno;
                 if (e == 0)
-                    e = make_dirs_in_root(sb->root_fd, dp);
+                    e = make_dirs_in_root(sb->root_fd, dp, user->uid, user->gid);
                 unique_fd ddir;
                 if (e == 0) {
                     ddir = open_in_root(sb->root_fd, dp, O_RDONLY | O_DIRECTORY);

@@ -376,7 +376,14 @@ asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sa
     if (auto it = o.find("stdin"); it != o.end() && it->value().is_bool())
         open_stdin = it->value().as_bool();
 
-    auto p = st->spawn(sb, std::move(cfg), open_stdin);
+    auto const who = basic_auth_user(req.header("authorization"));
+    auto const user = who ? lookup_user(*who) : std::nullopt;
+    if (!user) {
+        rpc_error err{"unauthenticated", "invalid user: only 'user' and 'root' exist in this sandbox"};
+        co_await send_stream_error(sink, err);
+        co_return;
+    }
+    auto p = st->spawn(sb, std::move(cfg), open_stdin, *user);
     if (!p) {
         rpc_error err{connect_code_for(p.error()), p.error().message()};
         co_await send_stream_error(sink, err);

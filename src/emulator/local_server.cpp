@@ -15,6 +15,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cstdlib>
+#include <fstream>
 
 #include <sched.h>
 #include <sys/mount.h>
@@ -75,6 +76,32 @@ std::string probe_freezer()
         return {};
     }
     return dir;
+}
+
+/// passwd and group files for the mount namespaces: "user" (uid 1000) first, so
+/// it names uid 1000 even when the host calls it something else, then the host's entries.
+void write_account_files(server_state& st)
+{
+    auto const dir = st.state_dir / "etc";
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    auto copy_with = [&](char const* host, std::string const& first, fs::path const& out) {
+        std::ifstream in(host);
+        std::ofstream os(out, std::ios::trunc);
+        os << first << "\n";
+        std::string line;
+        while (std::getline(in, line))
+            if (line.rfind("user:", 0) != 0)
+                os << line << "\n";
+        return static_cast<bool>(os);
+    };
+    if (copy_with("/etc/passwd", "user:x:1000:1000:user:/home/user:/bin/bash", dir / "passwd") &&
+        copy_with("/etc/group", "user:x:1000:", dir / "group")) {
+        ::chmod((dir / "passwd").c_str(), 0644);
+        ::chmod((dir / "group").c_str(), 0644);
+        st.passwd_file = (dir / "passwd").string();
+        st.group_file = (dir / "group").string();
+    }
 }
 
 /// "49983-<id>.<domain>" -> id.
@@ -213,6 +240,8 @@ result<void> server::start()
     fs::create_directories(st.state_dir / "sandboxes", ec);
 
     st.isolation_available = st.opts.isolate && ::geteuid() == 0 && probe_mount_namespace(st.state_dir / "probe");
+    if (st.isolation_available)
+        write_account_files(st);
     st.freezer_root = ::geteuid() == 0 ? probe_freezer() : std::string();
     st.freezer_available = !st.freezer_root.empty();
 

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/close_range.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -142,7 +143,7 @@ std::string wait_status_text(int st)
 
 namespace {
 
-enum child_stage : int { stage_unshare = 1, stage_mount_private, stage_bind, stage_cgroup, stage_chdir, stage_exec, stage_dup };
+enum child_stage : int { stage_unshare = 1, stage_mount_private, stage_bind, stage_cgroup, stage_chdir, stage_exec, stage_dup, stage_identity };
 
 struct child_failure {
     int stage;
@@ -210,6 +211,11 @@ void set_nonblocking(int fd)
         for (auto const& [src, dst] : spec.binds)
             if (::mount(src.c_str(), dst.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
                 child_fail(report_w, stage_bind);
+    }
+    if (spec.uid != 0 || spec.gid != 0) {
+        if (::setgroups(0, nullptr) != 0 || ::setresgid(spec.gid, spec.gid, spec.gid) != 0 ||
+            ::setresuid(spec.uid, spec.uid, spec.uid) != 0)
+            child_fail(report_w, stage_identity);
     }
     if (::chdir(spec.chdir_to.c_str()) != 0)
         child_fail(report_w, stage_chdir);
@@ -341,6 +347,7 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
         case stage_mount_private:
         case stage_bind: what = "mount"; break;
         case stage_cgroup: what = "cgroup"; break;
+        case stage_identity: what = "setuid"; break;
         default: what = "dup2"; break;
         }
         return error(errc::server_error, "starting the process failed at " + what + ": " + std::strerror(f.err), {"process.Start"});

@@ -39,6 +39,9 @@ struct spawn_spec {
     /// Bind mounts (host source, target) made in a new mount namespace; empty: no namespace.
     std::vector<std::pair<std::string, std::string>> binds;
     std::string cgroup_procs;  ///< cgroup.procs file the child joins before exec; empty: none
+    /// Identity the child drops to after the mounts (0: stays root).
+    uid_t uid = 0;
+    gid_t gid = 0;
 };
 
 /// What the process reports back through process.List.

@@ -94,7 +94,7 @@ bool split_parent(std::string const& normalized, std::string& parent, std::strin
     return true;
 }
 
-int make_dirs_in_root(int root_fd, std::string const& normalized)
+int make_dirs_in_root(int root_fd, std::string const& normalized, uid_t uid, gid_t gid)
 {
     unique_fd cur = open_in_root(root_fd, "/", O_PATH | O_DIRECTORY);
     if (!cur)
@@ -108,8 +108,12 @@ int make_dirs_in_root(int root_fd, std::string const& normalized)
         i = j + 1;
         if (seg.empty())
             continue;
-        if (::mkdirat(cur.get(), seg.c_str(), 0755) != 0 && errno != EEXIST)
+        if (::mkdirat(cur.get(), seg.c_str(), 0755) == 0) {
+            if ((uid != 0 || gid != 0) && ::fchownat(cur.get(), seg.c_str(), uid, gid, AT_SYMLINK_NOFOLLOW) != 0)
+                return errno;
+        } else if (errno != EEXIST) {
             return errno;
+        }
         // Re-resolve through the root so a symlinked component cannot lead outside.
         std::string upto = normalized.substr(0, j);
         unique_fd next = open_in_root(root_fd, upto, O_PATH | O_DIRECTORY);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <sys/stat.h>
+#include <sys/types.h>
 
 namespace prism_e2b::local::detail {
 
@@ -48,9 +49,9 @@ unique_fd open_in_root(int root_fd, std::string const& normalized, int flags, mo
 /// Splits "/a/b/c" into ("/a/b", "c"); "/" has no parent (returns false).
 bool split_parent(std::string const& normalized, std::string& parent, std::string& name);
 
-/// Creates every missing directory of `normalized` under the root (mode 0755).
-/// Returns 0 or an errno value.
-int make_dirs_in_root(int root_fd, std::string const& normalized);
+/// Creates every missing directory of `normalized` under the root (mode 0755),
+/// owned by uid/gid. Returns 0 or an errno value.
+int make_dirs_in_root(int root_fd, std::string const& normalized, uid_t uid = 0, gid_t gid = 0);
 
 /// Removes `name` inside `dir_fd`, recursively for directories (never following symlinks).
 /// Returns 0 or an errno value.

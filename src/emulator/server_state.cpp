@@ -4,6 +4,8 @@
 
 #include "emulator/sandbox_fs.hpp"
 
+#include "core/base64.hpp"
+
 #include <prism_e2b/redactor.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -154,6 +156,28 @@ bool secure_equals(std::string_view a, std::string_view b) noexcept
     return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
+std::optional<os_user> lookup_user(std::string_view name)
+{
+    if (name.empty() || name == "user")
+        return os_user{"user", default_uid, default_gid, "/home/user"};
+    if (name == "root")
+        return os_user{"root", 0, 0, "/root"};
+    return std::nullopt;
+}
+
+std::optional<std::string> basic_auth_user(std::string_view header)
+{
+    if (header.empty())
+        return std::string();
+    if (header.size() < 6 || (header.substr(0, 6) != "Basic " && header.substr(0, 6) != "basic "))
+        return std::nullopt;
+    auto decoded = prism_e2b::detail::base64_decode(header.substr(6));
+    if (!decoded)
+        return std::nullopt;
+    auto const colon = decoded->find(':');
+    return decoded->substr(0, colon);
+}
+
 // ---------------------------------------------------------------- freezer
 
 namespace {
@@ -242,6 +266,13 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(std::string templa
     if (ec)
         return error(errc::server_error, "cannot create the sandbox's directories: " + ec.message(), {"create"});
     ::chmod((sb->root / "tmp").c_str(), 01777);
+    // The default user owns its home and the workspace, as in E2B's base template.
+    for (auto const* sub : {"workspace", "home/user"})
+        if (::chown((sb->root / sub).c_str(), default_uid, default_gid) != 0)
+            return error(errc::server_error, "cannot hand the sandbox's directories to the default user", {"create"});
+    // Traversable (not listable) for the unprivileged default user when there is no mount namespace.
+    for (auto const& d : {state_dir, state_dir / "sandboxes", sb->dir, sb->root})
+        ::chmod(d.c_str(), 0711);
     sb->root_fd = ::open(sb->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (sb->root_fd < 0)
         return error(errc::server_error, "cannot open the sandbox root", {"create"});
@@ -384,7 +415,8 @@ std::string server_state::host_path_for_cwd(sandbox const& sb, std::string const
     return sandbox_path;
 }
 
-result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> const& sb, process_config cfg, bool open_stdin)
+result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> const& sb, process_config cfg, bool open_stdin,
+                                                     os_user const& user)
 {
     auto const cwd = normalize_sandbox_path(cfg.cwd.value_or(std::string(sandbox_home)));
     if (!cwd)
@@ -396,9 +428,9 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
     bool const ns = sb->isolation == "mount-namespace";
     std::map<std::string, std::string> env = {
         {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
-        {"HOME", ns ? std::string(sandbox_home) : (sb->root / "home/user").string()},
-        {"USER", "user"},
-        {"LOGNAME", "user"},
+        {"HOME", user.uid == 0 ? user.home : (ns ? std::string(sandbox_home) : (sb->root / "home/user").string())},
+        {"USER", user.name},
+        {"LOGNAME", user.name},
         {"SHELL", "/bin/bash"},
         {"LANG", "C.UTF-8"},
         {"E2B_SANDBOX", "true"},
@@ -415,13 +447,19 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
     if (ns) {
         spec.chdir_to = *cwd;
         spec.binds = {{(sb->root / "workspace").string(), "/workspace"},
-                      {(sb->root / "home/user").string(), "/home/user"},
-                      {(sb->root / "tmp").string(), "/tmp"}};
+                      {(sb->root / "home/user").string(), "/home/user"}};
+        if (!passwd_file.empty()) {
+            spec.binds.emplace_back(passwd_file, "/etc/passwd");
+            spec.binds.emplace_back(group_file, "/etc/group");
+        }
+        spec.binds.emplace_back((sb->root / "tmp").string(), "/tmp");  // last: the sources may live under /tmp
     } else {
         spec.chdir_to = host_path_for_cwd(*sb, *cwd);
     }
     if (!sb->cgroup_dir.empty())
         spec.cgroup_procs = sb->cgroup_dir + "/cgroup.procs";
+    spec.uid = user.uid;
+    spec.gid = user.gid;
     if (cfg.cwd)
         cfg.cwd = *cwd;
 

@@ -19,11 +19,33 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
+
+#include <sys/types.h>
 
 namespace prism_e2b::local::detail {
 
 enum class sandbox_state { running, paused };
+
+/// An OS identity inside a sandbox. E2B templates know "user" (the default, uid
+/// 1000, home /home/user) and "root"; so does this server.
+struct os_user {
+    std::string name;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string home;
+};
+
+inline constexpr uid_t default_uid = 1000;
+inline constexpr gid_t default_gid = 1000;
+
+/// "user" (also for an empty name) or "root"; nullopt for any other name.
+std::optional<os_user> lookup_user(std::string_view name);
+/// The name an `Authorization: Basic base64("<user>:")` header selects: "" when the
+/// header is absent, nullopt when it is malformed.
+std::optional<std::string> basic_auth_user(std::string_view header);
 
 /// One sandbox. The identity fields are immutable after creation; everything
 /// below `mutex` is guarded by it.
@@ -66,6 +88,8 @@ struct server_state : std::enable_shared_from_this<server_state> {
     bool isolation_available = false;
     bool freezer_available = false;
     std::string freezer_root;  ///< /sys/fs/cgroup/freezer/prism-e2b-<pid>
+    /// passwd/group (the host's plus "user") bound over /etc in each mount namespace; empty: none.
+    std::string passwd_file, group_file;
 
     mutable std::mutex mutex;  ///< guards `sandboxes` and `next_seq`
     std::map<std::string, std::shared_ptr<sandbox>> sandboxes;
@@ -85,7 +109,7 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// Resumes a paused sandbox (thaw, or reboot after a filesystem pause); sets end_at.
     void resume_sandbox(std::shared_ptr<sandbox> const& sb, std::chrono::seconds timeout);
     /// Spawns a process inside the sandbox (paths, isolation, cgroup, env).
-    result<std::shared_ptr<process>> spawn(std::shared_ptr<sandbox> const& sb, process_config cfg, bool open_stdin);
+    result<std::shared_ptr<process>> spawn(std::shared_ptr<sandbox> const& sb, process_config cfg, bool open_stdin, os_user const& user);
     /// Expires sandboxes whose end_at passed (kill, or pause when autoPause).
     void reap_expired();
     void stop_all();
