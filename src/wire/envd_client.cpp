@@ -14,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <random>
 #include <tuple>
 
@@ -48,6 +49,11 @@ result<origin> client_impl::envd_origin(e2b::envd_target const& t) const
 {
     if (t.sandbox_id.empty())
         return error(errc::invalid_argument, "envd target without a sandbox id");
+    // The id becomes part of a host name and a header: letters, digits, '-' and '_' only.
+    if (!std::all_of(t.sandbox_id.begin(), t.sandbox_id.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+        }))
+        return error(errc::invalid_argument, "invalid sandbox id '" + t.sandbox_id + "'");
     if (t.access_token)
         secret_redactor::global().add(*t.access_token);
     if (sandbox_)

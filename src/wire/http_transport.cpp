@@ -297,6 +297,24 @@ http::request<http::string_body> to_beast(origin const& o, http_request const& r
     return out;
 }
 
+/// Header injection guard: names are tokens, values and the target carry no
+/// CR, LF or NUL (a sandbox id or path from user input must not add headers).
+std::optional<std::string> invalid_request(http_request const& r)
+{
+    auto bad_char = [](std::string_view s) { return s.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos; };
+    if (r.method.empty() || bad_char(r.method) || r.method.find(' ') != std::string::npos)
+        return "invalid HTTP method";
+    if (r.target.empty() || r.target.front() != '/' || bad_char(r.target) || r.target.find(' ') != std::string::npos)
+        return "invalid request target";
+    for (auto const& [k, v] : r.headers) {
+        if (k.empty() || bad_char(k) || k.find_first_of(" :") != std::string::npos)
+            return "invalid header name";
+        if (bad_char(v))
+            return "invalid value of header " + k;
+    }
+    return std::nullopt;
+}
+
 header_list from_beast(http::fields const& f)
 {
     header_list out;
@@ -644,6 +662,8 @@ result<std::shared_ptr<http_transport>> http_transport::create(asio::any_io_exec
 asio::awaitable<result<http_response>> http_transport::request(origin o, http_request req,
                                                                std::chrono::milliseconds timeout)
 {
+    if (auto why = invalid_request(req))
+        co_return error(errc::invalid_argument, *why);
     auto const start = std::chrono::steady_clock::now();
     impl_->requests.fetch_add(1);
     result<http_response> r = error(errc::cancelled, "not started");
@@ -668,6 +688,8 @@ asio::awaitable<result<http_response>> http_transport::request(origin o, http_re
 asio::awaitable<result<std::unique_ptr<http_stream>>> http_transport::open_stream(origin o, http_request req,
                                                                                   std::chrono::milliseconds timeout)
 {
+    if (auto why = invalid_request(req))
+        co_return error(errc::invalid_argument, *why);
     auto const start = std::chrono::steady_clock::now();
     impl_->requests.fetch_add(1);
     auto const breq = to_beast(o, req);

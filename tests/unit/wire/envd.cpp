@@ -475,6 +475,25 @@ BOOST_AUTO_TEST_CASE(sandboxes_sharing_an_origin_share_connections)
     BOOST_TEST(reqs.at(1).header("X-Access-Token").value_or("") == "envd-token-second");
 }
 
+BOOST_AUTO_TEST_CASE(injection_attempts_are_rejected_before_sending)
+{
+    test_http_server server([](recorded_request const&) { return scripted_response::json(200, "{}"); });
+    with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
+        auto bad_id = target_for();
+        bad_id.sandbox_id = "sbx1.evil.example/x";
+        BOOST_TEST(((co_await c.list_processes(bad_id)).error() == errc::invalid_argument));
+        auto bad_token = target_for();
+        bad_token.access_token = "tok\r\nX-Evil: 1";
+        BOOST_TEST(((co_await c.list_processes(bad_token)).error() == errc::invalid_argument));
+        e2b::start_process_params p;
+        p.process.cmd = "x";
+        p.user = "root\r\nX-Evil: 1";  // base64-encoded into Authorization: harmless
+        auto s = co_await c.start_process(bad_token, p);
+        BOOST_TEST((s.error() == errc::invalid_argument));
+    });
+    BOOST_TEST(server.request_count() == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(envd_origin_per_sandbox_without_sandbox_url)
 {
     // Without E2B_SANDBOX_URL envd is https://49983-<id>.<domain>; resolution
