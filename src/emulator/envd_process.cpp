@@ -7,6 +7,8 @@
 #include "wire/envelope.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -311,6 +313,40 @@ asio::awaitable<void> send_stream_error(response_sink& sink, rpc_error err)
     co_await sink.finish_stream();
 }
 
+/// envd kills a started process when its call's deadline passes, whether or not
+/// the client is still watching (the clock stops while the sandbox is paused).
+void arm_deadline_kill(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, std::shared_ptr<process> p,
+                       std::chrono::milliseconds timeout)
+{
+    std::weak_ptr<process> weak = p;
+    std::weak_ptr<sandbox> weak_sb = sb;
+    asio::co_spawn(
+        st->ex,
+        [weak, weak_sb, timeout]() -> asio::awaitable<void> {
+            asio::steady_timer t(co_await asio::this_coro::executor);
+            auto deadline = std::chrono::steady_clock::now() + timeout;
+            for (;;) {
+                t.expires_at(deadline);
+                co_await t.async_wait(use_nothrow);
+                auto proc = weak.lock();
+                auto s = weak_sb.lock();
+                if (!proc || !s || proc->ended())
+                    co_return;
+                bool paused;
+                {
+                    std::lock_guard lk(s->mutex);
+                    paused = s->state == sandbox_state::paused;
+                }
+                if (!paused) {
+                    proc->signal(SIGKILL);
+                    co_return;
+                }
+                deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
+            }
+        },
+        asio::detached);
+}
+
 asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request const& req, response_sink& sink)
 {
     auto parsed = stream_request(req);
@@ -391,6 +427,8 @@ asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sa
     }
     auto q = (*p)->subscribe(co_await asio::this_coro::executor);
     (*p)->start_io();
+    if (auto const timeout = header_ms(req, "connect-timeout-ms", 1))
+        arm_deadline_kill(st, sb, *p, *timeout);
     if (!q) {
         rpc_error err{"internal", "process ended before it could be watched"};
         co_await send_stream_error(sink, err);

@@ -107,6 +107,49 @@ BOOST_AUTO_TEST_CASE(connect_timeout_kills_the_process_and_keepalives_flow)
     BOOST_TEST(keepalives >= 2);
 }
 
+BOOST_AUTO_TEST_CASE(deadline_kills_even_when_nobody_watches)
+{
+    local_server_fixture f;
+    auto sb = create_sandbox(f);
+    auto h = envd_headers(sb);
+    h.emplace_back("Connect-Timeout-Ms", "600");
+    {
+        event_stream s(f.port(), "/process.Process/Start", start_json("sleep 30"), h);
+        BOOST_REQUIRE(s.next_event());
+    }  // the client goes away at once
+    raw_http c(f.port());
+    auto lh = envd_headers(sb);
+    lh.emplace_back("Content-Type", "application/json");
+    BOOST_TEST(c.request("POST", "/process.Process/List", "{}", lh).json().as_object()["processes"].as_array().size() == 1u);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    BOOST_TEST(c.request("POST", "/process.Process/List", "{}", lh).json().as_object()["processes"].as_array().empty());
+}
+
+BOOST_AUTO_TEST_CASE(commands_run_as_the_selected_user)
+{
+    local_server_fixture f;
+    auto sb = create_sandbox(f);
+    auto as = [&](std::string const& basic) {
+        header_pairs extra;
+        if (!basic.empty())
+            extra.emplace_back("Authorization", "Basic " + basic);
+        return run_command(f, sb, "id -u; echo $HOME", extra);
+    };
+    BOOST_TEST(as("").stdout_text == "1000\n/home/user\n");
+    BOOST_TEST(as("dXNlcjo=").stdout_text == "1000\n/home/user\n");  // "user:"
+    BOOST_TEST(as("cm9vdDo=").stdout_text == "0\n/root\n");          // "root:"
+    auto bad = as("bm9ib2R5Og==");                                      // "nobody:"
+    BOOST_TEST(!bad.end);
+    // The default user owns what it writes, and files uploaded for it.
+    BOOST_REQUIRE(run_command(f, sb, "touch /workspace/mine").end);
+    raw_http c(f.port());
+    auto h = envd_headers(sb);
+    h.emplace_back("Content-Type", "application/json");
+    auto st = c.request("POST", "/filesystem.Filesystem/Stat", R"({"path":"/workspace/mine"})", h).json().as_object();
+    BOOST_TEST(std::string(st["entry"].as_object()["owner"].as_string()) == "user");
+    BOOST_TEST(c.request("GET", "/files?path=/workspace/mine&username=nobody", {}, envd_headers(sb)).status == 401);
+}
+
 BOOST_AUTO_TEST_CASE(large_output_arrives_complete_and_in_order)
 {
     local_server_fixture f;
