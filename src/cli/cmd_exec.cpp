@@ -2,7 +2,16 @@
 // Streams stdout/stderr live and exits with the command's exit code.
 #include "cli/commands.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <unistd.h>
+
+#include <csignal>
 
 #include <iostream>
 
@@ -34,6 +43,25 @@ int signal_exit(std::string const& status)
     return 128 + 6;
 }
 
+asio::awaitable<void> forward_signals(std::shared_ptr<e2b::client> c, e2b::envd_target target,
+                                     std::shared_ptr<asio::signal_set> signals,
+                                     std::shared_ptr<std::optional<std::uint32_t>> pid)
+{
+    for (int n = 0;; ++n) {
+        auto [ec, signo] = co_await signals->async_wait(asio::as_tuple(asio::use_awaitable));
+        if (ec)
+            co_return;  // the command ended
+        if (!*pid)
+            continue;
+        e2b::process_selector sel;
+        sel.pid = **pid;
+        auto sig = n == 0 ? process_signal::sigterm : process_signal::sigkill;
+        auto r = co_await c->send_signal(target, sel, sig);
+        if (!r)
+            fail(exit_vendor, "exec: could not forward the signal: " + r.error().to_string());
+    }
+}
+
 struct exec_args {
     std::string sandbox;
     std::optional<std::string> cwd;
@@ -60,18 +88,30 @@ asio::awaitable<int> exec(std::shared_ptr<e2b::client> c, exec_args a)
     auto s = co_await c->start_process(target, p);
     if (!s)
         co_return report("exec", s.error());
+    // Ctrl-C (or SIGTERM) stops the remote command too: SIGTERM first, SIGKILL
+    // on the second signal. The command ran without a deadline, so leaving it
+    // behind would leave it running.
+    auto ex = co_await asio::this_coro::executor;
+    auto signals = std::make_shared<asio::signal_set>(ex, SIGINT, SIGTERM);
+    auto pid = std::make_shared<std::optional<std::uint32_t>>();
+    asio::co_spawn(ex, forward_signals(c, target, signals, pid), asio::detached);
     std::optional<e2b::end_event> end;
     for (;;) {
         auto ev = co_await (*s)->next();
-        if (!ev)
+        if (!ev) {
+            signals->cancel();
             co_return report("exec", ev.error());
+        }
         if (!*ev)
             break;
+        if (auto const* st = std::get_if<e2b::start_event>(&**ev))
+            *pid = st->pid;
         if (auto const* d = std::get_if<e2b::data_event>(&**ev))
             write_all(d->stream == e2b::data_event::stream_kind::stderr_data ? 2 : 1, d->bytes);
         else if (auto const* e = std::get_if<e2b::end_event>(&**ev))
             end = *e;
     }
+    signals->cancel();
     if (!end)
         co_return fail(exit_unknown_outcome, "exec: the stream ended without the command's end");
     if (!end->exited)

@@ -18,6 +18,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
+
+#include <csignal>
 
 extern char** environ;
 
@@ -58,7 +61,8 @@ std::string slurp(fs::path const& p)
 }
 
 /// Runs prism-e2b with `args`, E2B_* pointing at `url`; stdout/stderr captured.
-cli_result run_cli(std::vector<std::string> args, std::string const& url, bool with_key = true)
+cli_result run_cli(std::vector<std::string> args, std::string const& url, bool with_key = true,
+                   std::optional<std::chrono::milliseconds> sigint_after = std::nullopt)
 {
     auto const bin = cli_path();
     BOOST_TEST_REQUIRE(fs::exists(bin), "build the prism_e2b_cli target first (missing " << bin << ")");
@@ -91,6 +95,10 @@ cli_result run_cli(std::vector<std::string> args, std::string const& url, bool w
     int rc = posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
     BOOST_TEST_REQUIRE(rc == 0);
+    if (sigint_after) {
+        std::this_thread::sleep_for(*sigint_after);
+        ::kill(pid, SIGINT);
+    }
     int status = 0;
     ::waitpid(pid, &status, 0);
     cli_result r;
@@ -240,6 +248,33 @@ BOOST_AUTO_TEST_CASE(exec_streams_output_and_exits_with_the_command_code)
     BOOST_TEST(!start.header("Connect-Timeout-Ms"));                           // exec has no deadline
     BOOST_TEST(start.body.substr(5) ==
                R"({"process":{"cmd":"sh","args":["-c","echo hello"],"envs":{"A":"1"},"cwd":"/w"},"stdin":false})");
+}
+
+BOOST_AUTO_TEST_CASE(exec_forwards_ctrl_c_as_sigterm)
+{
+    test_http_server::options so;
+    so.threads = 2;  // the stream holds one connection while SendSignal arrives on another
+    test_http_server server(
+        [](recorded_request const& r) {
+            if (r.path() == "/sandboxes/sbx1")
+                return scripted_response::json(200, detail_json);
+            if (r.path() == "/process.Process/Start") {
+                auto s = connect_stream({R"({"event":{"start":{"pid":31}}})", "", "",
+                                         R"({"event":{"end":{"exitCode":-1,"exited":false,"status":"signal: terminated"}}})"});
+                s.chunks.erase(s.chunks.begin() + 1, s.chunks.begin() + 3);
+                s.chunks.insert(s.chunks.begin() + 1, {"", "", ""});
+                s.chunk_delay = std::chrono::milliseconds(400);
+                return s;
+            }
+            return scripted_response::json(200, "{}");
+        },
+        so);
+    auto e = run_cli({"exec", "sbx1", "--", "sleep", "60"}, server.url(), true, std::chrono::milliseconds(700));
+    BOOST_TEST(e.code == 143, e.err);
+    bool forwarded = false;
+    for (auto const& r : server.requests())
+        forwarded |= r.target == "/process.Process/SendSignal" && r.body == R"({"process":{"pid":31},"signal":"SIGNAL_SIGTERM"})";
+    BOOST_TEST(forwarded);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
