@@ -207,8 +207,11 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::a
 
     // The workdir must exist when the sandbox is handed out; if not, the vendor
     // sandbox would leak: kill it before reporting.
+    // Cleanup must run even when the caller cancelled the set-up.
+    co_await asio::this_coro::throw_if_cancelled(false);
     auto dir = co_await (*client)->make_dir(core->target, core->workdir);
     if (!dir) {
+        co_await asio::this_coro::reset_cancellation_state();
         core->log(log_level::error, "create: workdir set-up failed, killing sandbox " + core->id);
         auto k = co_await (*client)->kill_sandbox(core->id);
         if (!k)
@@ -502,15 +505,37 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> e2b_sandbox::start_proc
     // Connect-Timeout-Ms makes envd kill the process when it passes: a
     // long-running process gets no deadline (wire-notes.md).
     params.timeout = std::chrono::milliseconds(0);
+    // A non-secret tag lets us stop a process whose pid we never learnt.
+    auto const tag = detail::make_process_tag("prism-proc");
+    params.tag = tag;
+    co_await asio::this_coro::throw_if_cancelled(false);
     auto stream = co_await core->client->start_process(*target, std::move(params));
-    if (!stream)
-        co_return stream.error();
-    auto first = co_await (*stream)->next();
-    if (!first)
-        co_return first.error();
-    if (!*first || !std::holds_alternative<e2b::start_event>(**first))
-        co_return error(errc::protocol_error, "the process stream did not begin with a start event", {"start_process"});
-    auto const pid = std::get<e2b::start_event>(**first).pid;
+    std::optional<error> failed;
+    std::uint32_t pid = 0;
+    if (!stream) {
+        failed = stream.error();
+    } else {
+        auto first = co_await (*stream)->next();
+        if (!first)
+            failed = first.error();
+        else if (!*first || !std::holds_alternative<e2b::start_event>(**first))
+            failed = error(errc::protocol_error, "the process stream did not begin with a start event", {"start_process"});
+        else
+            pid = std::get<e2b::start_event>(**first).pid;
+    }
+    if (failed) {
+        // Started without a deadline: never leave it running unowned. When the
+        // start itself failed nothing runs, unless the failure was our cancellation.
+        auto const cancelled =
+            (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
+        if (stream || cancelled) {
+            co_await asio::this_coro::reset_cancellation_state();
+            e2b::process_selector sel;
+            sel.tag = tag;
+            (void)co_await core->client->send_signal(*target, sel, process_signal::sigkill);
+        }
+        co_return *failed;
+    }
     auto ref = encode_process_ref({core->id, pid, command_fingerprint(req.file, req.args), core->workdir});
     auto state = std::make_shared<detail::e2b_process_state>(core, pid, std::move(ref), std::move(req.on_data));
     core->register_process(state);

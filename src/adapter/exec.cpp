@@ -33,23 +33,15 @@ struct exec_ctx {
     std::optional<std::uint32_t> pid;
 };
 
-// A non-secret tag so a process whose start was cut before we learnt its pid can
-// still be signalled.
-std::string make_exec_tag()
-{
-    static std::atomic<std::uint64_t> counter{0};
-    thread_local std::mt19937_64 rng{std::random_device{}()};
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "prism-exec-%016llx-%llu", static_cast<unsigned long long>(rng()),
-                  static_cast<unsigned long long>(counter.fetch_add(1)));
-    return buf;
-}
 
 // Reads until the end event (or overflow). Errors: the stream's own (cut:
 // unknown_outcome, cancelled, ...).
 asio::awaitable<result<void>> read_exec_stream(e2b::process_event_stream& stream, exec_ctx& ctx)
 {
     for (;;) {
+        // A cancellation emitted while no read was pending only marks the state.
+        if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
+            co_return error(errc::cancelled, "exec was cancelled", {"exec"});
         auto r = co_await stream.next();
         if (!r)
             co_return r.error();
@@ -118,7 +110,7 @@ asio::awaitable<result<exec_result>> exec_body(std::shared_ptr<e2b_sandbox_core>
     if (!target)
         co_return target.error();
 
-    auto const tag = make_exec_tag();
+    auto const tag = make_process_tag("prism-exec");
     e2b::start_process_params params;
     params.process.cmd = req.file;
     params.process.args = req.args;
@@ -193,6 +185,16 @@ asio::awaitable<result<exec_result>> exec_body(std::shared_ptr<e2b_sandbox_core>
 }
 
 }  // namespace
+
+std::string make_process_tag(char const* prefix)
+{
+    static std::atomic<std::uint64_t> counter{0};
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s-%016llx-%llu", prefix, static_cast<unsigned long long>(rng()),
+                  static_cast<unsigned long long>(counter.fetch_add(1)));
+    return buf;
+}
 
 asio::awaitable<result<exec_result>> run_exec(std::shared_ptr<e2b_sandbox_core> core, exec_file_request req)
 {

@@ -10,12 +10,17 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <memory>
+#include <string>
 
 namespace prism_e2b::detail {
 
 /// Margin added to an exec's timeout for envd's Connect-Timeout-Ms: envd kills
 /// the process at that deadline, so ours must fire first and report timed_out.
 inline constexpr std::chrono::milliseconds exec_deadline_margin{30000};
+
+/// A non-secret, unique process tag ("<prefix>-<random>-<n>"): lets us signal a
+/// process whose start stream broke before we learnt its pid.
+std::string make_process_tag(char const* prefix);
 
 boost::asio::awaitable<result<exec_result>> run_exec(std::shared_ptr<e2b_sandbox_core> core, exec_file_request req);
 

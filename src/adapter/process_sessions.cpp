@@ -8,6 +8,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
@@ -325,6 +326,7 @@ asio::awaitable<result<void>> process_sessions::signal(std::string owner, std::s
 
 asio::awaitable<result<void>> process_sessions::kill(std::string owner, std::string id)
 {
+    co_await asio::this_coro::throw_if_cancelled(false);
     auto s = state_->find(owner, id, "process_sessions.kill");
     if (!s)
         co_return s.error();

@@ -4,7 +4,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -46,6 +45,8 @@ asio::awaitable<void> read_events(std::shared_ptr<e2b_process_state> self,
 {
     co_await asio::this_coro::throw_if_cancelled(false);
     for (;;) {
+        if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
+            co_return;  // emitted while no read was pending
         auto r = co_await stream->next();
         auto const cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
         if (cancelled || self->released || self->exit)
@@ -132,29 +133,43 @@ void e2b_process_state::on_gone(std::string why)
 void e2b_process_state::on_resumed()
 {
     auto self = shared_from_this();
-    asio::co_spawn(
-        strand,
-        [self]() -> asio::awaitable<void> {
-            if (!self->suspended || self->exit || self->released)
-                co_return;
-            auto target = self->core->activity_target("process.reattach");
-            if (!target)
-                co_return;
-            auto const epoch = self->core->current_pause_epoch();
-            auto s = co_await self->core->client->connect_process(*target, pid_selector(self->pid),
-                                                                 std::chrono::milliseconds(0));
-            if (!self->suspended || self->exit || self->released)
-                co_return;
-            if (!s) {
-                process_exit e;
-                e.outcome = exit_outcome::unknown;
-                e.status = s.error() == errc::not_found ? "process is gone" : s.error().message();
-                self->finish(std::move(e));
-                co_return;
-            }
-            self->start_reader(std::move(*s), epoch);
-        },
-        asio::detached);
+    asio::dispatch(strand, [self] {
+        if (!self->suspended || self->exit || self->released || self->reader_cancel)
+            return;
+        // Owned like a reader: stop_reader() cancels the re-attach too.
+        auto sig = std::make_shared<asio::cancellation_signal>();
+        self->reader_cancel = sig;
+        asio::co_spawn(self->strand, reattach(self, sig),
+                       asio::bind_cancellation_slot(sig->slot(), [self, sig](std::exception_ptr) {
+                           if (self->reader_cancel == sig)
+                               self->reader_cancel.reset();
+                       }));
+    });
+}
+
+asio::awaitable<void> e2b_process_state::reattach(std::shared_ptr<e2b_process_state> self,
+                                                  std::shared_ptr<asio::cancellation_signal> sig)
+{
+    co_await asio::this_coro::throw_if_cancelled(false);
+    if (!self->suspended || self->exit || self->released)
+        co_return;
+    auto target = self->core->activity_target("process.reattach");
+    if (!target)
+        co_return;
+    auto const epoch = self->core->current_pause_epoch();
+    auto s = co_await self->core->client->connect_process(*target, pid_selector(self->pid),
+                                                         std::chrono::milliseconds(0));
+    if (self->reader_cancel != sig || !self->suspended || self->exit || self->released)
+        co_return;  // cancelled (kill/release) or overtaken
+    self->reader_cancel.reset();  // this re-attach hands over to the reader
+    if (!s) {
+        process_exit e;
+        e.outcome = exit_outcome::unknown;
+        e.status = s.error() == errc::not_found ? "process is gone" : s.error().message();
+        self->finish(std::move(e));
+        co_return;
+    }
+    self->start_reader(std::move(*s), epoch);
 }
 
 void e2b_process_state::detach()
@@ -180,6 +195,8 @@ asio::awaitable<result<std::optional<process_exit>>> e2b_process_state::wait_exi
                 t.expires_after(*timeout);
             else
                 t.expires_at(asio::steady_timer::time_point::max());
+            if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
+                co_return error(errc::cancelled, "wait was cancelled; the process keeps running", {"process.wait"});
             self->waiters.push_back(&t);
             auto [ec] = co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
             std::erase(self->waiters, &t);
@@ -249,6 +266,7 @@ public:
 
     asio::awaitable<result<void>> kill() override
     {
+        co_await asio::this_coro::throw_if_cancelled(false);
         auto s = s_;
         auto op = [s]() -> asio::awaitable<result<void>> {
             if (s->exit)

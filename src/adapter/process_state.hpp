@@ -58,6 +58,9 @@ struct e2b_process_state : std::enable_shared_from_this<e2b_process_state> {
     /// The sandbox runs again after a memory pause (or a refused pause): re-attach
     /// a reader whose stream broke.
     void on_resumed();
+    /// Re-attaches after a resume (on the strand; owned through reader_cancel).
+    static boost::asio::awaitable<void> reattach(std::shared_ptr<e2b_process_state> self,
+                                                 std::shared_ptr<boost::asio::cancellation_signal> sig);
     /// The handle went away without release(): stop following (process keeps running).
     void detach();
 

@@ -68,6 +68,7 @@ public:
         std::string stdin_data;
         bool stdin_closed = false;
         std::vector<process_signal> signals;
+        std::uint64_t breaks = 0;  ///< streams opened before the last break are cut
     };
 
     struct fake_sandbox {
@@ -143,6 +144,13 @@ public:
     {
         std::lock_guard lk(mu_);
         scripts_.push_back(std::move(s));
+    }
+    /// A successful memory pause cuts every open process stream of the sandbox
+    /// (as a vendor may); the processes themselves keep running.
+    void cut_streams_on_pause(bool on)
+    {
+        std::lock_guard lk(mu_);
+        cut_on_pause_ = on;
     }
     /// Adds a sandbox that exists already (for connect tests).
     void add_sandbox(fake_sandbox sb)
@@ -257,6 +265,10 @@ public:
         }
         sb->state = e2b::sandbox_state::paused;
         sb->last_pause_memory = memory;
+        if (cut_on_pause_)
+            for (auto& [pid, p] : processes_)
+                if (p->sandbox_id == sandbox_id)
+                    ++p->breaks;
         r.outcome = e2b::pause_reply::kind::paused;
         r.http_status = 204;
         co_return r;
@@ -494,7 +506,7 @@ private:
     class stream final : public e2b::process_event_stream {
     public:
         stream(fake_e2b_client* c, std::shared_ptr<fake_process> p, boost::asio::any_io_executor ex)
-            : client_(c), p_(std::move(p)), ex_(std::move(ex))
+            : client_(c), p_(std::move(p)), ex_(std::move(ex)), breaks_(p_->breaks)
         {
         }
         boost::asio::awaitable<result<std::optional<e2b::process_event>>> next() override
@@ -505,10 +517,17 @@ private:
             }
             boost::asio::steady_timer t(co_await boost::asio::this_coro::executor);
             for (;;) {
+                // A cancellation emitted between two polls has no operation to
+                // cancel: it only marks the state, so look at it every time.
+                if ((co_await boost::asio::this_coro::cancellation_state).cancelled() !=
+                    boost::asio::cancellation_type::none)
+                    co_return error(errc::cancelled, "stream read cancelled", {"process.stream"});
                 {
                     std::lock_guard lk(client_->mu_);
                     if (closed_)
                         co_return error(errc::cancelled, "stream closed", {"process.stream"});
+                    if (p_->breaks != breaks_)
+                        co_return error(errc::unknown_outcome, "stream cut by a pause", {"process.stream"});
                     if (index_ < p_->log.size())
                         co_return std::optional<e2b::process_event>(p_->log[index_++]);
                     if (p_->ended)
@@ -537,6 +556,7 @@ private:
         boost::asio::any_io_executor ex_;
         bool sent_start_ = false;
         bool closed_ = false;
+        std::uint64_t breaks_ = 0;
     };
 
     void record(std::string name, std::string id, std::string detail)
@@ -608,6 +628,7 @@ private:
     std::deque<process_script> scripts_;
     std::map<std::string, fake_sandbox> sandboxes_;
     std::map<std::uint32_t, std::shared_ptr<fake_process>> processes_;
+    bool cut_on_pause_ = false;
     int next_sandbox_ = 1;
     std::uint32_t next_pid_ = 100;
 };

@@ -281,6 +281,52 @@ BOOST_AUTO_TEST_CASE(attach_after_filesystem_pause_returns_null_and_processes_ar
     });
 }
 
+BOOST_AUTO_TEST_CASE(a_stream_cut_by_a_memory_pause_is_reattached_on_resume)
+{
+    auto fake = std::make_shared<fake_e2b_client>();
+    fake->script_next_process(long_running());
+    fake->cut_streams_on_pause(true);
+    collector out;
+    run_coro([&](auto ex) -> asio::awaitable<void> {
+        auto sb = co_await make_sandbox(ex, fake);
+        auto req = proc("/bin/sleep", "600");
+        req.on_data = out.cb();
+        auto h = co_await sb->start_process(std::move(req));
+        BOOST_TEST_REQUIRE(h.has_value());
+        co_await sb->pause(pause_options{true});
+        // The cut is not an outcome: the process lives on in the snapshot.
+        auto w = co_await (*h)->wait(std::chrono::milliseconds(60));
+        BOOST_TEST_REQUIRE(!w);
+        BOOST_TEST((w.error() == errc::timed_out));
+        BOOST_TEST(fake->count("connect_process") == 0u);  // nothing while paused
+        co_await sb->resume();
+        BOOST_TEST(co_await eventually([&] { return fake->count("connect_process") == 1u; }));
+        co_await sleep_for(std::chrono::milliseconds(20));
+        fake->push_event(100, stdout_event("still here"));
+        BOOST_TEST(co_await eventually([&] { return out.get() == "still here"; }));
+        fake->end_process(100, 5);
+        auto e = co_await (*h)->wait(std::chrono::milliseconds(2000));
+        BOOST_TEST_REQUIRE(e.has_value());
+        BOOST_TEST(e->exit_code.value_or(-1) == 5);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(cancelled_start_stops_the_process_it_may_have_started)
+{
+    auto fake = std::make_shared<fake_e2b_client>();
+    fake->script_next_process(long_running());
+    run_coro([&](auto ex) -> asio::awaitable<void> {
+        auto sb = co_await make_sandbox(ex, fake);
+        fake->fail_next("start_process", error(errc::unauthenticated, "no", {"process.Start", 401}));
+        auto r = co_await sb->start_process(proc("/bin/sleep", "600"));
+        BOOST_TEST((!r && r.error() == errc::unauthenticated));
+        BOOST_TEST(fake->count("send_signal") == 0u);  // nothing started: nothing to stop
+        auto tag = fake->start_params().at(0).tag;
+        BOOST_TEST_REQUIRE(tag.has_value());
+        BOOST_TEST(tag->rfind("prism-proc-", 0) == 0u);
+    });
+}
+
 BOOST_AUTO_TEST_CASE(kill_of_the_sandbox_ends_live_handles_as_unknown)
 {
     auto fake = std::make_shared<fake_e2b_client>();
