@@ -8,6 +8,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <regex>
+
 using namespace prism_e2b;
 using namespace prism_e2b::test;
 namespace asio = boost::asio;
@@ -92,6 +94,12 @@ BOOST_AUTO_TEST_CASE(no_secret_in_logs_or_errors)
             BOOST_TEST(t.find(canary_token) == std::string::npos, t);
             BOOST_TEST(t.find(created_token) == std::string::npos, t);
         }
+    // One line per request: method, origin and path (no query), status, duration.
+    std::regex const shape(R"(^(GET|POST|DELETE) http://127\.0\.0\.1:\d+/[^ ?]* (\d{3}|-) \d+ms( .*)?$)");
+    for (auto const& l : lines) {
+        BOOST_TEST_MESSAGE("log: " << l);
+        BOOST_TEST(std::regex_match(l, shape), l);
+    }
     BOOST_TEST(texts.at(0).find("[REDACTED]") != std::string::npos, texts.at(0));
     BOOST_TEST(texts.at(3).find("[REDACTED]") != std::string::npos, texts.at(3));
 }
