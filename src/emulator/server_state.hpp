@@ -79,6 +79,12 @@ struct sandbox {
     ~sandbox();
 };
 
+/// Thread safety: the operations below may run on any thread of a multi-threaded
+/// io_context. The registry (`sandboxes`) sits behind `mutex`, each sandbox's
+/// state behind its own mutex, each process's watchers behind the process's.
+/// Lock order: sandbox -> process; the registry lock is never held together with
+/// another one. Fork/exec happens under the sandbox lock so a pause or kill never
+/// races a starting process.
 struct server_state : std::enable_shared_from_this<server_state> {
     boost::asio::any_io_executor ex;
     server_options opts;
