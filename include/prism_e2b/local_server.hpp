@@ -16,6 +16,26 @@
 //                                        its next process starts (or at once when one runs and M is 0)
 //   POST /admin/faults/reset             clears every switch
 //   GET  /admin/sandboxes/{id}/peak-execs  200 {"peak":N,"running":R}: peak concurrently running processes
+//
+// What a sandbox is here (differences from E2B's VMs):
+// - Commands are real processes of this machine, each in its own process group and,
+//   when the kernel allows (root, unshare(CLONE_NEWNS)), in its own mount namespace
+//   where the sandbox's directories are bound over /workspace, /home/user and /tmp
+//   (and passwd/group that know "user"). Everything else (/, /etc, /usr, network,
+//   pids) is the host's: this is a development server, not a security boundary.
+//   The info's extra field "isolation" says "mount-namespace" or "none"; with "none"
+//   the cwd, HOME and TMPDIR point at the sandbox's real directories instead.
+// - Commands run as "user" (uid 1000) unless `Authorization: Basic base64("root:")`
+//   asks for root; other user names are refused. Relative paths start at /home/user.
+// - /files and filesystem.* see only the sandbox's own tree (state_dir/sandboxes/<id>/root
+//   is its "/"): a path that climbs above "/" is refused (400 / invalid_argument) and
+//   symlinks are resolved inside that root (openat2 RESOLVE_IN_ROOT), never on the host.
+// - Pause with memory freezes the sandbox's cgroup-v1 freezer cgroup (else SIGSTOPs
+//   its process groups); the info's extra field "pauseKind" says which. Pause without
+//   memory kills the processes and keeps the files. Streams of killed processes are cut
+//   without an end event, as when a VM goes away.
+// - Not implemented: PTYs, WatchDir and watchers, process.Update/StreamInput, gzip
+//   transfer encodings, snapshots, templates, metrics, network settings.
 #ifndef PRISM_E2B_LOCAL_SERVER_HPP
 #define PRISM_E2B_LOCAL_SERVER_HPP
 
