@@ -95,7 +95,12 @@ struct transport_stats {
 /// The HTTP/1.1 client. Connections are pooled per origin key: at most
 /// max_connections_per_origin are open at once (busy + idle); a request that
 /// finds every connection busy waits in FIFO order. A connection goes back to
-/// the pool only after a complete response that allows keep-alive.
+/// the pool only after a complete response that allows keep-alive. A request
+/// that fails on a reused connection before any response byte arrived (the
+/// server closed it while idle) is replayed once on a new connection.
+/// Streams hold their connection until read to the end, so with HTTP/1.1 at
+/// most max_connections_per_origin streams (plus unary calls) run at once per
+/// origin; more wait.
 ///
 /// Errors: transport errors pass through (asio, ssl, beast categories), a
 /// deadline is errc::timed_out, cancellation errc::cancelled, a body over the
