@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 
-import { CommandExitError, NotFoundError, TimeoutError } from 'e2b'
+import { AuthenticationError, CommandExitError, NotFoundError, TimeoutError } from 'e2b'
 
 import { OutputCollector, runId, startServer, waitFor, within } from './harness.mjs'
 
@@ -112,6 +112,24 @@ test('sandbox-level envs from create reach every command; per-command envs win',
   assert.equal(res.stdout, 'from-create|command')
   const plain = await sbx.commands.run('printf "%s" "$OVERRIDDEN"')
   assert.equal(plain.stdout, 'sandbox')
+})
+
+test('users: commands run as "user" by default, as root on request; unknown users are refused', { timeout: 30_000 }, async () => {
+  // With envdVersion >= 0.4.0 the SDK sends no Authorization header unless `user`
+  // is given, then `Basic base64("<user>:")` (envd/rpc.ts authenticationHeader).
+  const plain = await sbx.commands.run('whoami; id -u; printf "%s" "$HOME"')
+  assert.equal(plain.stdout, 'user\n1000\n/home/user')
+  const root = await sbx.commands.run('whoami; id -u', { user: 'root' })
+  assert.equal(root.stdout, 'root\n0\n')
+  await assert.rejects(sbx.commands.run('true', { user: 'no-such-user-xyz' }), AuthenticationError)
+  await assert.rejects(sbx.files.read('/home/user/.profile', { user: 'no-such-user-xyz' }), AuthenticationError)
+  await assert.rejects(sbx.files.list('/home/user', { user: 'no-such-user-xyz' }), AuthenticationError)
+
+  // Files are owned by the user that wrote them.
+  await sbx.files.write('/home/user/owned-by-user.txt', 'u')
+  assert.equal((await sbx.files.getInfo('/home/user/owned-by-user.txt')).owner, 'user')
+  await sbx.files.write('/workspace/owned-by-root.txt', 'r', { user: 'root' })
+  assert.equal((await sbx.files.getInfo('/workspace/owned-by-root.txt')).owner, 'root')
 })
 
 test('commands.run: cwd', { timeout: 30_000 }, async () => {
