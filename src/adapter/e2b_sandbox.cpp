@@ -143,6 +143,34 @@ std::shared_ptr<detail::e2b_sandbox_core> make_core(asio::any_io_executor ex, st
     return core;
 }
 
+// E2B's default envd user cannot create a directory under "/": when MakeDir is
+// refused, create the workdir once as root and open it to the default user.
+asio::awaitable<result<void>> make_workdir_as_root(e2b::client& client, e2b::envd_target target, std::string workdir)
+{
+    e2b::start_process_params p;
+    p.process.cmd = "/bin/sh";
+    p.process.args = {"-c", "mkdir -p -- \"$1\" && chmod 0777 -- \"$1\"", "prism-workdir", workdir};
+    p.user = "root";
+    p.stdin = false;
+    p.timeout = std::chrono::milliseconds(30000);
+    auto stream = co_await client.start_process(std::move(target), std::move(p));
+    if (!stream)
+        co_return stream.error();
+    for (;;) {
+        auto ev = co_await (*stream)->next();
+        if (!ev)
+            co_return ev.error();
+        if (!*ev)
+            break;
+        if (auto* end = std::get_if<e2b::end_event>(&**ev)) {
+            if (end->exited && end->exit_code == 0)
+                co_return result<void>();
+            co_return error(errc::permission_denied, "could not create the workdir (" + end->status + ")", {"create"});
+        }
+    }
+    co_return error(errc::unknown_outcome, "workdir creation ended without an end event", {"create"});
+}
+
 // Stops following every live process and marks it gone (kill, reboot).
 void processes_gone(detail::e2b_sandbox_core& core, std::string const& why)
 {
@@ -209,7 +237,12 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::a
     // sandbox would leak: kill it before reporting.
     // Cleanup must run even when the caller cancelled the set-up.
     co_await asio::this_coro::throw_if_cancelled(false);
-    auto dir = co_await (*client)->make_dir(core->target, core->workdir);
+    result<void> dir;
+    if (auto made = co_await (*client)->make_dir(core->target, core->workdir); !made) {
+        dir = made.error();
+        if (made.error() == errc::permission_denied)
+            dir = co_await make_workdir_as_root(**client, core->target, core->workdir);
+    }
     if (!dir) {
         co_await asio::this_coro::reset_cancellation_state();
         core->log(log_level::error, "create: workdir set-up failed, killing sandbox " + core->id);

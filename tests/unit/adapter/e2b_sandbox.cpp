@@ -141,14 +141,34 @@ BOOST_AUTO_TEST_CASE(label_equal_to_a_secret_is_rejected_before_any_call)
 BOOST_AUTO_TEST_CASE(setup_failure_after_create_kills_the_sandbox)
 {
     auto fake = std::make_shared<fake_e2b_client>();
-    fake->fail_next("make_dir", error(errc::permission_denied, "mkdir denied", {"filesystem.MakeDir", 403}));
+    fake->fail_next("make_dir", error(errc::server_error, "envd failed", {"filesystem.MakeDir", 500}));
     auto r = run_coro([&](auto ex) { return create_e2b_sandbox(ex, fake_options(fake)); });
     BOOST_REQUIRE(!r);
-    BOOST_TEST((r.error() == errc::permission_denied));
+    BOOST_TEST((r.error() == errc::server_error));
     BOOST_TEST(fake->call_names() == N({"create_sandbox", "make_dir", "kill_sandbox"}),
                boost::test_tools::per_element());
     BOOST_TEST(fake->calls_named("kill_sandbox").at(0).sandbox_id == "sbx-1");
     BOOST_TEST(fake->sandbox("sbx-1")->killed);
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_make_dir_falls_back_to_root_once)
+{
+    auto fake = std::make_shared<fake_e2b_client>();
+    fake->fail_next("make_dir", error(errc::permission_denied, "denied", {"filesystem.MakeDir", 403}));
+    auto r = run_coro([&](auto ex) { return create_e2b_sandbox(ex, fake_options(fake)); });
+    BOOST_REQUIRE(r.has_value());
+    BOOST_TEST(fake->call_names() == N({"create_sandbox", "make_dir", "start_process"}), boost::test_tools::per_element());
+    auto p = fake->start_params().at(0);
+    BOOST_TEST(p.user.value_or("") == "root");
+    BOOST_TEST(p.process.args.back() == "/workspace");  // passed as an argument, never spliced into the script
+
+    // When that fails too, the sandbox is killed.
+    fake->fail_next("make_dir", error(errc::permission_denied, "denied", {"filesystem.MakeDir", 403}));
+    fake->script_next_process(process_script{{}, process_script::then::exit, 1});
+    auto f = run_coro([&](auto ex) { return create_e2b_sandbox(ex, fake_options(fake)); });
+    BOOST_REQUIRE(!f);
+    BOOST_TEST(fake->count("kill_sandbox") == 1u);
+    BOOST_TEST(fake->calls_named("kill_sandbox").at(0).sandbox_id == "sbx-2");
 }
 
 BOOST_AUTO_TEST_CASE(create_failure_makes_no_kill)
