@@ -116,8 +116,7 @@ asio::awaitable<int> exec(std::shared_ptr<e2b::client> c, exec_args a)
         co_return fail(exit_unknown_outcome, "exec: the stream ended without the command's end");
     if (!end->exited)
         co_return signal_exit(end->status);
-    if (end->error && !end->error->empty())
-        fail(exit_vendor, "exec: " + *end->error);
+    // envd's `error` repeats "exit status N" for a non-zero exit: the exit code says it.
     co_return end->exit_code & 0xff;
 }
 
