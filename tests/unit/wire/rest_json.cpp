@@ -1,0 +1,57 @@
+// Control-plane encoding and parsing: the SDK's URL encodings (encodeURIComponent,
+// URLSearchParams), list queries, and lenient Sandbox / SandboxDetail parsing.
+#include "wire/rest_json.hpp"
+
+#include <prism_e2b/redactor.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+using namespace prism_e2b;
+using namespace prism_e2b::wire;
+
+BOOST_AUTO_TEST_SUITE(test_rest_json)
+
+BOOST_AUTO_TEST_CASE(uri_encodings_match_javascript)
+{
+    BOOST_TEST(rest::encode_uri_component("aZ09-_.!~*'()") == "aZ09-_.!~*'()");
+    BOOST_TEST(rest::encode_uri_component("a b&c=d/e?f#g%") == "a%20b%26c%3Dd%2Fe%3Ff%23g%25");
+    BOOST_TEST(rest::encode_uri_component("\xc3\xa9") == "%C3%A9");  // é as UTF-8
+    BOOST_TEST(rest::form_urlencode("a b*-._!~'()%") == "a+b*-._%21%7E%27%28%29%25");
+}
+
+BOOST_AUTO_TEST_CASE(list_queries)
+{
+    e2b::list_params p;
+    BOOST_TEST(rest::list_target(p) == "/v2/sandboxes");
+    p.metadata = {{"k", "v w"}, {"a!", "1"}};
+    p.states = {e2b::sandbox_state::paused};
+    p.next_token = "abc/=";
+    // std::map order: "a!" first. "a!" -> a! -> a%21 -> a%2521 ; "v w" -> v%20w -> v%2520w -> v%252520w
+    BOOST_TEST(rest::list_target(p) ==
+               "/v2/sandboxes?metadata=a%2521%3D1%26k%3Dv%252520w&state=paused&nextToken=abc%2F%3D");
+}
+
+BOOST_AUTO_TEST_CASE(create_body_defaults)
+{
+    e2b::create_sandbox_params p;
+    BOOST_TEST(rest::create_body(p) == R"({"templateID":"base","timeout":300,"secure":true,"allow_internet_access":true})");
+}
+
+BOOST_AUTO_TEST_CASE(sandbox_parsing_is_lenient_but_checks_types)
+{
+    auto h = rest::parse_sandbox(R"({"sandboxID":"s","templateID":"t","envdVersion":"0.5.7","domain":null,"trafficAccessToken":null,"new":1})");
+    BOOST_TEST_REQUIRE(h.has_value());
+    BOOST_TEST(!h->domain);
+    BOOST_TEST(!h->envd_access_token);
+    BOOST_TEST((rest::parse_sandbox(R"({"templateID":"t"})").error() == errc::protocol_error));  // no id
+    BOOST_TEST((rest::parse_sandbox("[]").error() == errc::protocol_error));
+    BOOST_TEST((rest::parse_sandbox_detail(R"({"sandboxID":"s","state":"zombie"})").error() == errc::protocol_error));
+    BOOST_TEST((rest::parse_sandbox_detail(R"({"sandboxID":"s","metadata":{"a":1}})").error() == errc::protocol_error));
+    auto tok = rest::parse_sandbox_detail(R"({"sandboxID":"s","envdAccessToken":"detail-token-xyz"})");
+    BOOST_TEST(*tok->envd_access_token == "detail-token-xyz");
+    BOOST_TEST(secret_redactor::global().is_secret("detail-token-xyz"));
+    BOOST_TEST(rest::parse_sandbox_list("null")->empty());
+    BOOST_TEST((rest::parse_sandbox_list("{}").error() == errc::protocol_error));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
