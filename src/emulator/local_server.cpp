@@ -14,7 +14,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <csignal>
 #include <cstdlib>
+#include <thread>
 #include <fstream>
 
 #include <sched.h>
@@ -61,13 +63,46 @@ bool probe_mount_namespace(fs::path const& probe_dir)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-/// The cgroup v1 freezer hierarchy, if mounted and writable.
+/// Empties and removes a freezer cgroup and its sandbox sub-cgroups (best effort).
+void remove_freezer_tree(fs::path const& dir)
+{
+    std::error_code ec;
+    for (int attempt = 0; attempt < 50; ++attempt) {
+        bool busy = false;
+        for (auto const& sub : fs::directory_iterator(dir, ec)) {
+            if (!sub.is_directory(ec))
+                continue;
+            std::ifstream procs(sub.path() / "cgroup.procs");
+            pid_t p;
+            while (procs >> p)
+                ::kill(p, SIGKILL);
+            std::ofstream(sub.path() / "freezer.state") << "THAWED";  // SIGKILL lands once thawed
+            if (::rmdir(sub.path().c_str()) != 0)
+                busy = true;
+        }
+        if (!busy && ::rmdir(dir.c_str()) == 0)
+            return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
+/// The cgroup v1 freezer hierarchy, if mounted and writable. Also removes what
+/// servers that died without stop() left behind.
 std::string probe_freezer()
 {
     std::string const base = "/sys/fs/cgroup/freezer";
     struct stat st {};
     if (::stat((base + "/cgroup.procs").c_str(), &st) != 0)
         return {};
+    std::error_code ec;
+    for (auto const& e : fs::directory_iterator(base, ec)) {
+        auto const name = e.path().filename().string();
+        if (name.rfind("prism-e2b-", 0) != 0)
+            continue;
+        pid_t const owner = static_cast<pid_t>(std::atol(name.c_str() + 10));
+        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH)
+            remove_freezer_tree(e.path());
+    }
     std::string const dir = base + "/prism-e2b-" + std::to_string(::getpid()) + "-" + random_id(6);
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
         return {};
@@ -291,7 +326,7 @@ void server::stop()
     i.listener->stop();
     st.stop_all();
     if (!st.freezer_root.empty())
-        ::rmdir(st.freezer_root.c_str());
+        remove_freezer_tree(st.freezer_root);
     std::error_code ec;
     if (st.owns_state_dir)
         fs::remove_all(st.state_dir, ec);
