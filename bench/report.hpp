@@ -8,6 +8,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <utility>
@@ -48,7 +49,7 @@ struct ratio_row {
 struct scenario_report {
     std::string scenario;
     boost::json::object params;
-    std::vector<side_report> sides;
+    std::deque<side_report> sides;  ///< deque: references stay valid as sides are added
     std::vector<ratio_row> ratios;
     std::vector<std::string> notes;
 
