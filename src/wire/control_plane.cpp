@@ -27,6 +27,8 @@ retry_policy client_impl::policy(bool idempotent) const
     p.max_retries = opts_.raw.max_retries;
     p.base_delay = opts_.raw.retry_base_delay;
     p.idempotent = idempotent;
+    if (opts_.raw.request_timeout.count() > 0)
+        p.max_retry_after = opts_.raw.request_timeout;
     return p;
 }
 

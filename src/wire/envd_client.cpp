@@ -141,8 +141,9 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
         if (!r)
             co_return error(r.error().code(), r.error().message(), {rpc, 0, {}});
         s = std::move(*r);
-        if (s->status() == 429 && attempt < pol.max_retries) {
-            auto delay = backoff_delay(pol, attempt, parse_retry_after(find_header(s->headers(), "Retry-After")));
+        auto const retry_after = parse_retry_after(find_header(s->headers(), "Retry-After"));
+        if (s->status() == 429 && attempt < pol.max_retries && (!retry_after || *retry_after <= pol.max_retry_after)) {
+            auto delay = backoff_delay(pol, attempt, retry_after);
             s.reset();
             asio::steady_timer timer(ex_, delay);
             boost::system::error_code ec;

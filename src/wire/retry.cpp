@@ -49,8 +49,8 @@ asio::awaitable<result<http_response>> with_retries(
         if (r) {
             int const s = r->status;
             if (s == 429) {
-                retry = true;
                 retry_after = parse_retry_after(r->header("Retry-After"));
+                retry = !retry_after || *retry_after <= policy.max_retry_after;
             } else if (policy.idempotent && s >= 500 && s != policy.no_retry_status) {
                 retry = true;
             }

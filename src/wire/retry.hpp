@@ -23,6 +23,9 @@ struct retry_policy {
     bool idempotent = false;
     /// A status that is an answer, not a failure (502 for /health).
     int no_retry_status = 0;
+    /// A Retry-After longer than this is not waited for: the 429 is returned
+    /// (the official SDK gives up when the wait would pass its request deadline).
+    std::chrono::milliseconds max_retry_after{60000};
 };
 
 /// Retry-After as whole seconds (the only form the official SDK honours).

@@ -300,6 +300,22 @@ BOOST_AUTO_TEST_CASE(rate_limit_exhaustion_is_rate_limited)
     BOOST_TEST(server.request_count() == 3u);  // 1 + max_retries
 }
 
+BOOST_AUTO_TEST_CASE(retry_after_beyond_the_request_deadline_is_not_waited_for)
+{
+    test_http_server server([](recorded_request const&) {
+        auto r = scripted_response::json(429, R"({"code":429,"message":"slow down"})");
+        r.headers.emplace_back("Retry-After", "3600");
+        return r;
+    });
+    auto const t0 = std::chrono::steady_clock::now();
+    with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
+        auto h = co_await c.kill_sandbox("sbx1");
+        BOOST_TEST((h.error() == errc::rate_limited));
+    });
+    BOOST_TEST(server.request_count() == 1u);
+    BOOST_TEST((std::chrono::steady_clock::now() - t0) < std::chrono::seconds(5));
+}
+
 BOOST_AUTO_TEST_CASE(status_mapping_of_other_errors)
 {
     std::atomic<int> n{0};
