@@ -51,5 +51,5 @@ emit({
     cpu_seconds_per_1000: (cpu / exec.length) * 1000,
     peak_rss_kib: peakRssKib(),
   },
-  notes: ['commands.run runs /bin/sh -c "/bin/true" (the SDK always uses a shell)'],
+  notes: ['commands.run("/bin/true") starts /bin/bash -l -c /bin/true on the server (the SDK always uses a login shell)'],
 })
