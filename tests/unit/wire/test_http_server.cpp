@@ -97,6 +97,8 @@ struct test_http_server::impl {
         if (opts.tls) {
             ctx.use_certificate_chain_file(opts.cert_chain_file);
             ctx.use_private_key_file(opts.key_file, ssl::context::pem);
+            SSL_CTX_set_tlsext_servername_callback(ctx.native_handle(), &impl::on_sni);
+            SSL_CTX_set_tlsext_servername_arg(ctx.native_handle(), this);
         }
         tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), 0);
         acceptor.open(ep.protocol());
@@ -106,6 +108,15 @@ struct test_http_server::impl {
         port = acceptor.local_endpoint().port();
         asio::co_spawn(ioc, accept_loop(), asio::detached);
         for (int i = 0; i < opts.threads; ++i) threads.emplace_back([this] { ioc.run(); });
+    }
+
+    static int on_sni(SSL* ssl, int*, void* arg)
+    {
+        auto* self = static_cast<impl*>(arg);
+        char const* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+        std::lock_guard lock(self->mutex);
+        self->sni.emplace_back(name ? name : "");
+        return SSL_TLSEXT_ERR_OK;
     }
 
     ~impl()
@@ -226,6 +237,7 @@ struct test_http_server::impl {
     std::vector<std::thread> threads;
     mutable std::mutex mutex;
     std::vector<recorded_request> recorded;
+    std::vector<std::string> sni;
     std::atomic<std::size_t> accepted{0}, open{0}, max_open{0}, failed_handshakes{0};
 };
 
@@ -262,6 +274,12 @@ std::size_t test_http_server::request_count() const
 std::size_t test_http_server::accepted_connections() const { return impl_->accepted.load(); }
 std::size_t test_http_server::max_open_connections() const { return impl_->max_open.load(); }
 std::size_t test_http_server::failed_handshakes() const { return impl_->failed_handshakes.load(); }
+
+std::vector<std::string> test_http_server::sni_names() const
+{
+    std::lock_guard lock(impl_->mutex);
+    return impl_->sni;
+}
 
 void test_http_server::set_handler(request_handler h)
 {

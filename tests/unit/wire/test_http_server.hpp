@@ -93,6 +93,8 @@ public:
     std::size_t accepted_connections() const;
     std::size_t max_open_connections() const;
     std::size_t failed_handshakes() const;
+    /// Server names (SNI) the TLS clients sent; "" for a handshake without one.
+    std::vector<std::string> sni_names() const;
     void set_handler(request_handler h);
 
     struct impl;

@@ -109,6 +109,7 @@ BOOST_AUTO_TEST_CASE(accepted_with_its_ca_and_reused)
     BOOST_TEST(server.request_count() == 5u);
     BOOST_TEST(server.accepted_connections() == 1u);  // one TLS session, kept alive
     BOOST_TEST(server.requests()[0].header("Host").value_or("") == "localhost:" + std::to_string(server.port()));
+    BOOST_TEST((server.sni_names() == std::vector<std::string>{"localhost"}));  // SNI sent
 }
 
 BOOST_AUTO_TEST_CASE(refused_when_connecting_by_ip_to_a_dns_only_certificate)
@@ -117,6 +118,7 @@ BOOST_AUTO_TEST_CASE(refused_when_connecting_by_ip_to_a_dns_only_certificate)
     auto r = probe(server.url("127.0.0.1"), pki().file("ca.pem"));
     BOOST_TEST_REQUIRE(r.has_error());
     BOOST_TEST(r.error().message().find("IP address mismatch") != std::string::npos);
+    BOOST_TEST((server.sni_names() == std::vector<std::string>{""}));  // no SNI for an IP literal
     BOOST_TEST_MESSAGE(r.error().to_string());
     BOOST_TEST(r.error().message().find("certificate") != std::string::npos, r.error().to_string());
     BOOST_TEST(server.request_count() == 0u);
