@@ -177,6 +177,8 @@ asio::awaitable<result<exec_result>> exec_body(std::shared_ptr<e2b_sandbox_core>
     if (!rr && rr.error() != errc::unknown_outcome && !ctx.pid)
         co_return rr.error();
     // A stream cut before the end: the outcome is unknown, never an exit code.
+    // Nobody follows the process any more, so stop it if it still runs.
+    co_await stop_remote(*core, *target, ctx.pid, tag, "its stream was cut");
     exec_result res = std::move(ctx.res);
     res.exit_code.reset();
     res.outcome = exit_outcome::unknown;

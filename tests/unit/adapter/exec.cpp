@@ -167,6 +167,8 @@ BOOST_AUTO_TEST_CASE(a_cut_stream_is_an_unknown_outcome_never_an_exit_code)
     BOOST_TEST((r->outcome == exit_outcome::unknown));
     BOOST_TEST(!r->exit_code.has_value());
     BOOST_TEST(r->stdout_data == "x");
+    // Nobody follows it any more: it is stopped rather than left running unowned.
+    BOOST_TEST(fake->calls_named("send_signal").at(0).detail == "pid=100 SIGKILL");
 }
 
 BOOST_AUTO_TEST_CASE(a_killed_process_has_no_exit_code)
