@@ -8,7 +8,9 @@
 #include "adapter/process_state.hpp"
 #include "adapter/sandbox_core.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -480,11 +482,24 @@ asio::awaitable<result<void>> e2b_sandbox::stop(stop_options)
 asio::awaitable<result<void>> e2b_sandbox::kill()
 {
     auto core = core_;
-    {
-        std::lock_guard lk(core->mu);
-        if (core->kill_started)
-            co_return result<void>();  // idempotent: one vendor kill
-        core->kill_started = true;
+    // Idempotent: one vendor kill. A concurrent kill() waits for the one in
+    // flight and reports its outcome (or retries when it failed).
+    for (;;) {
+        {
+            std::lock_guard lk(core->mu);
+            if (core->state == sandbox_state::killed)
+                co_return result<void>();
+            if (!core->kill_started) {
+                core->kill_started = true;
+                break;
+            }
+        }
+        if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
+            co_return error(errc::cancelled, "kill was cancelled", {"kill"});
+        asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(5));
+        auto [ec] = co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+        if (ec)
+            co_return error(errc::cancelled, "kill was cancelled", {"kill"});
     }
     auto r = co_await core->client->kill_sandbox(core->id);
     if (!r) {

@@ -395,6 +395,34 @@ BOOST_AUTO_TEST_CASE(kill_of_a_gone_sandbox_is_success_and_failed_kill_can_be_re
     });
 }
 
+BOOST_AUTO_TEST_CASE(a_concurrent_kill_waits_for_the_one_in_flight)
+{
+    auto fake = std::make_shared<fake_e2b_client>();
+    run_coro([&](auto ex) -> asio::awaitable<void> {
+        auto sb = co_await make_sandbox(ex, fake);
+        fake->fail_next("kill_sandbox", error(errc::server_error, "boom", {"kill", 500}));
+        std::optional<result<void>> first;
+        asio::co_spawn(ex, sb->kill(), [&](std::exception_ptr, result<void> r) { first = r; });
+        auto second = co_await sb->kill();
+        for (int i = 0; i < 200 && !first; ++i)
+            co_await sleep_for(std::chrono::milliseconds(5));
+        BOOST_TEST_REQUIRE(first.has_value());
+        // Whichever ran first got the failure; the waiting one retried and succeeded.
+        BOOST_TEST((first->has_value() != second.has_value()));
+        auto const& failed = first->has_value() ? second : *first;
+        BOOST_TEST((failed.error() == errc::server_error));
+        BOOST_TEST(fake->count("kill_sandbox") == 2u);
+
+        auto other = co_await make_sandbox(ex, fake);
+        std::optional<result<void>> a;
+        asio::co_spawn(ex, other->kill(), [&](std::exception_ptr, result<void> r) { a = r; });
+        auto b = co_await other->kill();
+        co_await sleep_for(std::chrono::milliseconds(20));
+        BOOST_TEST((a.has_value() && a->has_value() && b.has_value()));
+        BOOST_TEST(fake->count("kill_sandbox") == 3u);  // one more, not two
+    });
+}
+
 BOOST_AUTO_TEST_CASE(close_with_export_is_unsupported_and_makes_no_call)
 {
     auto fake = std::make_shared<fake_e2b_client>();
