@@ -213,8 +213,9 @@ void set_nonblocking(int fd)
                 child_fail(report_w, stage_bind);
     }
     if (spec.uid != 0 || spec.gid != 0) {
-        if (::setgroups(0, nullptr) != 0 || ::setresgid(spec.gid, spec.gid, spec.gid) != 0 ||
-            ::setresuid(spec.uid, spec.uid, spec.uid) != 0)
+        // Raw syscalls: glibc's wrappers would try to broadcast to the parent's other threads.
+        if (::syscall(SYS_setgroups, 0, nullptr) != 0 || ::syscall(SYS_setresgid, spec.gid, spec.gid, spec.gid) != 0 ||
+            ::syscall(SYS_setresuid, spec.uid, spec.uid, spec.uid) != 0)
             child_fail(report_w, stage_identity);
     }
     if (::chdir(spec.chdir_to.c_str()) != 0)
