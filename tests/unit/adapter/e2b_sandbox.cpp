@@ -461,6 +461,24 @@ BOOST_AUTO_TEST_CASE(status_reports_template_times_and_command_count)
     });
 }
 
+BOOST_AUTO_TEST_CASE(a_sandbox_gone_at_the_vendor_is_reported_killed)
+{
+    auto fake = std::make_shared<fake_e2b_client>();
+    run_coro([&](auto ex) -> asio::awaitable<void> {
+        auto sb = co_await make_sandbox(ex, fake);
+        co_await fake->kill_sandbox(sb->id());  // on_timeout kill at the vendor
+        auto s = co_await sb->status();
+        BOOST_TEST_REQUIRE(s.has_value());
+        BOOST_TEST((s->state == sandbox_state::killed));
+        fake->clear_calls();
+        auto e = co_await sb->exec(shell("true"));
+        BOOST_TEST((!e && e.error() == errc::not_found));
+        auto k = co_await sb->kill();  // already gone: success, no call
+        BOOST_TEST(k.has_value());
+        BOOST_TEST(fake->calls().empty());
+    });
+}
+
 BOOST_AUTO_TEST_CASE(paused_by_the_vendor_is_seen_by_status)
 {
     auto fake = std::make_shared<fake_e2b_client>();

@@ -260,6 +260,30 @@ BOOST_AUTO_TEST_CASE(concurrent_execs_are_capped_by_the_governor)
     });
 }
 
+BOOST_AUTO_TEST_CASE(a_pause_while_queued_for_a_slot_fails_the_exec_without_a_call)
+{
+    auto fake = std::make_shared<fake_e2b_client>();
+    fake->script_next_process(runs_until_signalled());
+    run_coro([&](auto ex) -> asio::awaitable<void> {
+        auto sb = co_await make_sandbox(ex, fake);  // max_concurrent_execs 1
+        std::optional<result<exec_result>> first, queued;
+        asio::co_spawn(ex, sb->exec_file(argv("/bin/sleep", "60")),
+                       [&](std::exception_ptr, result<exec_result> r) { first = std::move(r); });
+        co_await sleep_for(std::chrono::milliseconds(20));
+        asio::co_spawn(ex, sb->exec(shell("true")),
+                       [&](std::exception_ptr, result<exec_result> r) { queued = std::move(r); });
+        co_await sleep_for(std::chrono::milliseconds(20));
+        auto p = co_await sb->pause(pause_options{true});
+        BOOST_TEST(p.has_value());
+        fake->end_process(100, 0);  // frees the slot (as if it finished before the pause)
+        for (int i = 0; i < 200 && !queued; ++i)
+            co_await sleep_for(std::chrono::milliseconds(5));
+        BOOST_TEST_REQUIRE(queued.has_value());
+        BOOST_TEST((!*queued && queued->error() == errc::paused));
+        BOOST_TEST(fake->count("start_process") == 1u);
+    });
+}
+
 BOOST_AUTO_TEST_CASE(start_failure_is_reported_as_the_vendor_error)
 {
     auto fake = std::make_shared<fake_e2b_client>();
