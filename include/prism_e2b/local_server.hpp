@@ -60,6 +60,8 @@ struct server_options {
     std::string api_key;             ///< required: X-API-KEY must equal it
     std::string admin_token;         ///< empty: fault-injection admin routes disabled
     bool isolate = true;             ///< per-sandbox mount namespace when the kernel allows
+    /// Freeze paused sandboxes with the cgroup-v1 freezer when available; false: SIGSTOP/SIGCONT.
+    bool cgroup_freezer = true;
     log_sink logger;
     /// Reported as envdVersion: 0.5.7 makes the official SDK 2.49.1 use CloseStdin
     /// and octet-stream uploads, and nothing this server does not implement.

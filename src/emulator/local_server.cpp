@@ -277,7 +277,7 @@ result<void> server::start()
     st.isolation_available = st.opts.isolate && ::geteuid() == 0 && probe_mount_namespace(st.state_dir / "probe");
     if (st.isolation_available)
         write_account_files(st);
-    st.freezer_root = ::geteuid() == 0 ? probe_freezer() : std::string();
+    st.freezer_root = ::geteuid() == 0 && st.opts.cgroup_freezer ? probe_freezer() : std::string();
     st.freezer_available = !st.freezer_root.empty();
 
     auto stp = i.st;

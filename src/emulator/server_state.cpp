@@ -210,6 +210,14 @@ std::vector<pid_t> cgroup_pids(std::string const& dir)
     return out;
 }
 
+/// The state letter of /proc/<pid>/stat ('R', 'S', 'T', ...), '?' when unknown.
+char process_state(pid_t pid)
+{
+    auto const text = read_small_file("/proc/" + std::to_string(pid) + "/stat");
+    auto const close = text.rfind(')');
+    return close == std::string::npos || close + 2 >= text.size() ? '?' : text[close + 2];
+}
+
 /// Writes FROZEN and waits until the kernel reports every task frozen.
 bool freeze_cgroup(std::string const& dir)
 {
@@ -373,6 +381,10 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
             } else {
                 for (auto& [pid, p] : sb->processes)
                     p->signal(SIGSTOP);
+                // A stop lands asynchronously: answer once the group leaders report it.
+                for (auto& [pid, p] : sb->processes)
+                    for (int i = 0; i < 200 && !p->ended() && process_state(static_cast<pid_t>(pid)) != 'T'; ++i)
+                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
                 sb->freeze_method = "sigstop";
             }
         } else {

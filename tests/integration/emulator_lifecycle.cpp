@@ -5,6 +5,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 using namespace prism_e2b::test;
@@ -123,6 +125,39 @@ BOOST_AUTO_TEST_CASE(memory_pause_really_stops_the_process)
     auto const ta = std::stoll(a.body), tb = std::stoll(b.body);
     BOOST_TEST(tb >= ta);
     BOOST_TEST(tb - ta < 8);
+}
+
+BOOST_AUTO_TEST_CASE(sigstop_fallback_freezes_and_continues)
+{
+    local_server_fixture f([](prism_e2b::local::server_options& o) { o.cgroup_freezer = false; });
+    auto sb = create_sandbox(f);
+    event_stream s(f.port(), "/process.Process/Start", start_json("i=0; while true; do echo $i; i=$((i+1)); sleep 0.05; done"),
+                   envd_headers(sb));
+    auto st = s.next_event();
+    BOOST_REQUIRE(st);
+    auto const pid = (*st)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>();
+    std::string carry;
+    long last = -1;
+    read_counter(s, 2, carry, last);
+    BOOST_TEST(post(f, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
+    BOOST_TEST(std::string(info(f, sb)["pauseKind"].as_string()) == "sigstop");
+    auto proc_state = [pid] {
+        std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        auto const close = text.rfind(')');
+        return close == std::string::npos || close + 2 >= text.size() ? '?' : text[close + 2];
+    };
+    char state = proc_state();
+    for (int i = 0; i < 50 && state != 'T'; ++i) {  // the stop lands asynchronously
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        state = proc_state();
+    }
+    BOOST_TEST(state == 'T');  // stopped
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    BOOST_TEST(post(f, "/sandboxes/" + sb.id + "/connect", R"({"timeout":60})") == 201);
+    long const before = last;
+    read_counter(s, 3, carry, last);  // checks there is no gap and no restart
+    BOOST_TEST(last == before + 3);
 }
 
 BOOST_AUTO_TEST_CASE(filesystem_pause_kills_and_resume_reboots)
