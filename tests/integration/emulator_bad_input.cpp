@@ -205,4 +205,46 @@ BOOST_AUTO_TEST_CASE(oversized_bodies_are_refused)
     BOOST_TEST(c.request("GET", "/files?path=/workspace/ok", {}, h).body.size() == 200u * 1024u);
 }
 
+BOOST_AUTO_TEST_CASE(garbage_on_the_socket_never_takes_the_server_down)
+{
+    local_server_fixture f;
+    auto sb = create_sandbox(f);
+    std::uint32_t seed = 12345;
+    auto next = [&] {
+        seed = seed * 1664525u + 1013904223u;
+        return seed >> 8;
+    };
+    std::vector<std::string> payloads = {
+        "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+        "POST /sandboxes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        "POST /process.Process/Start HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: " + sb.id + "\r\nX-Access-Token: " + sb.token +
+            "\r\nContent-Type: application/connect+json\r\nContent-Length: 3\r\n\r\n\x00\x00\x00",
+        "GET /" + std::string(100000, 'a') + " HTTP/1.1\r\n\r\n",
+        "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",  // a TLS ClientHello on the plain port
+    };
+    for (int i = 0; i < 40; ++i) {
+        std::string junk(1 + next() % 600, '\0');
+        for (auto& c : junk)
+            c = static_cast<char>(next() & 0xff);
+        if (i % 2)
+            junk = "POST /files?path=x HTTP/1.1\r\n" + junk;
+        payloads.push_back(std::move(junk));
+    }
+    for (auto const& p : payloads) {
+        boost::asio::io_context ioc;
+        boost::asio::ip::tcp::socket sock(ioc);
+        sock.connect({boost::asio::ip::make_address("127.0.0.1"), f.port()});
+        timeval tv{0, 200000};
+        ::setsockopt(sock.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        boost::system::error_code ec;
+        boost::asio::write(sock, boost::asio::buffer(p), ec);
+        sock.shutdown(boost::asio::ip::tcp::socket::shutdown_send, ec);
+        char buf[512];
+        sock.read_some(boost::asio::buffer(buf), ec);
+    }
+    raw_http c(f.port());
+    BOOST_TEST(c.request("GET", "/sandboxes/" + sb.id, {}, api_headers(f)).status == 200);
+    BOOST_TEST(run_command(f, sb, "echo alive").stdout_text == "alive\n");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
