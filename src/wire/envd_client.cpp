@@ -59,6 +59,13 @@ result<origin> client_impl::envd_origin(e2b::envd_target const& t) const
     if (sandbox_)
         return *sandbox_;
     auto const& domain = t.domain && !t.domain->empty() ? *t.domain : opts_.domain;
+    // E2B's own domains serve every sandbox's envd from one origin, routed by the
+    // E2b-Sandbox-Id header (wire-notes.md; the official SDK's supportedDomains),
+    // so one keep-alive pool serves all sandboxes. Other domains: per-sandbox host.
+    static constexpr std::string_view shared_origin_domains[] = {"e2b.app", "e2b.dev", "e2b.pro", "e2b-staging.dev"};
+    if (std::find(std::begin(shared_origin_domains), std::end(shared_origin_domains), domain) !=
+        std::end(shared_origin_domains))
+        return parse_origin("https://sandbox." + domain);
     return parse_origin("https://" + std::string(envd_port) + "-" + t.sandbox_id + "." + domain);
 }
 

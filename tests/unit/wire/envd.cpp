@@ -512,6 +512,26 @@ BOOST_AUTO_TEST_CASE(envd_origin_per_sandbox_without_sandbox_url)
     });
 }
 
+BOOST_AUTO_TEST_CASE(envd_origin_shared_for_e2b_domains)
+{
+    // For E2B's own domains envd is one origin, https://sandbox.<domain>, as in
+    // the official SDK. The name must not resolve here; the error names it.
+    run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        e2b::client_options o;
+        o.api_key = "e2b_test_key_0123456789";
+        o.domain = "e2b.app";
+        o.max_retries = 0;
+        o.connect_timeout = std::chrono::milliseconds(2000);
+        auto c = e2b::make_client(ex, o);
+        BOOST_TEST_REQUIRE(c.has_value());
+        auto t = target_for();
+        auto h = co_await (*c)->health(t);
+        BOOST_TEST_REQUIRE(h.has_error());
+        BOOST_TEST(h.error().message().find("https://sandbox.e2b.app:443") != std::string::npos, h.error().to_string());
+        BOOST_TEST(h.error().message().find("49983-") == std::string::npos, h.error().to_string());
+    });
+}
+
 BOOST_AUTO_TEST_CASE(cancellation_and_deadlines)
 {
     test_http_server server([](recorded_request const& r) {
