@@ -378,11 +378,15 @@ asio::awaitable<void> handle_files(std::shared_ptr<server_state>, std::shared_pt
         co_await sink.send(rest_error(405, "method not allowed"));
 }
 
-asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state>, std::shared_ptr<sandbox> sb, http_request req, response_sink& sink)
+asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req, response_sink& sink)
 {
     std::string_view const method = std::string_view(req.path).substr(std::string_view("/filesystem.Filesystem/").size());
     if (req.method != "POST") {
         co_await sink.send(connect_error("unimplemented", "only POST is supported"));
+        co_return;
+    }
+    if (method == "WatchDir" && req.header("content-type").rfind("application/connect+json", 0) == 0) {
+        co_await handle_watch_dir(st, std::move(sb), std::move(req), sink);
         co_return;
     }
     if (req.header("content-type").rfind("application/json", 0) != 0) {

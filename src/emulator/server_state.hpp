@@ -135,6 +135,9 @@ boost::asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st
                                                 response_sink& sink);
 boost::asio::awaitable<void> handle_files(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
                                           response_sink& sink);
+/// filesystem.Filesystem/WatchDir (server streaming).
+boost::asio::awaitable<void> handle_watch_dir(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
+                                              response_sink& sink);
 boost::asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
                                                    http_request req, response_sink& sink);
 

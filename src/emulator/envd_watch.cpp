@@ -1,0 +1,277 @@
+// filesystem.Filesystem/WatchDir: a server stream of inotify events for a
+// directory of the sandbox (optionally recursive), with start, filesystem and
+// keepalive messages as envd sends them.
+#include "emulator/sandbox_fs.hpp"
+#include "emulator/server_state.hpp"
+
+#include "wire/envelope.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+
+#include <cerrno>
+#include <map>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace prism_e2b::local::detail {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
+constexpr std::uint32_t watch_mask = IN_CREATE | IN_MODIFY | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |
+                                     IN_ONLYDIR | IN_EXCL_UNLINK;  // follows only the /proc/self/fd link of an fd resolved in the root
+
+std::string envelope_of(json::object const& o, std::uint8_t flags = 0)
+{
+    return wire::encode_envelope(json::serialize(o), flags);
+}
+
+json::object error_end(std::string const& code, std::string const& message)
+{
+    json::object e, o;
+    e["code"] = code;
+    e["message"] = message;
+    o["error"] = std::move(e);
+    return o;
+}
+
+/// The inotify watches of one WatchDir call: descriptor -> path relative to the watched dir.
+struct watch_set {
+    int fd = -1;
+    std::map<int, std::string> dirs;
+    std::size_t limit = 8192;  // bounds a recursive watch of a huge tree
+
+    /// Adds a watch on the directory open as `dir_fd` (relative path `rel`), and below it when recursive.
+    void add(int dir_fd, std::string const& rel, bool recursive)
+    {
+        if (dirs.size() >= limit)
+            return;
+        std::string const proc = "/proc/self/fd/" + std::to_string(dir_fd);
+        int const wd = ::inotify_add_watch(fd, proc.c_str(), watch_mask);
+        if (wd < 0)
+            return;
+        dirs[wd] = rel;
+        if (!recursive)
+            return;
+        int const dup = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dup < 0)
+            return;
+        DIR* d = ::fdopendir(dup);
+        if (!d) {
+            ::close(dup);
+            return;
+        }
+        std::vector<std::string> subs;
+        while (auto* e = ::readdir(d)) {
+            std::string n = e->d_name;
+            if (n != "." && n != ".." && e->d_type == DT_DIR)
+                subs.push_back(std::move(n));
+        }
+        for (auto const& n : subs) {
+            int sub = ::openat(::dirfd(d), n.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0) {
+                add(sub, rel.empty() ? n : rel + "/" + n, true);
+                ::close(sub);
+            }
+        }
+        ::closedir(d);
+    }
+};
+
+char const* event_type(std::uint32_t mask)
+{
+    if (mask & (IN_CREATE | IN_MOVED_TO))
+        return "EVENT_TYPE_CREATE";
+    if (mask & IN_MODIFY)
+        return "EVENT_TYPE_WRITE";
+    if (mask & IN_DELETE)
+        return "EVENT_TYPE_REMOVE";
+    if (mask & IN_MOVED_FROM)
+        return "EVENT_TYPE_RENAME";
+    if (mask & IN_ATTRIB)
+        return "EVENT_TYPE_CHMOD";
+    return nullptr;
+}
+
+asio::awaitable<void> watch_loop(std::shared_ptr<sandbox> sb, std::string root_path, bool recursive, watch_set& ws,
+                                 asio::posix::stream_descriptor& in, http_request const& req, response_sink& sink)
+{
+    auto const ex = co_await asio::this_coro::executor;
+    std::optional<std::chrono::milliseconds> keepalive, timeout;
+    auto parse_ms = [&](std::string_view name, std::int64_t scale) -> std::optional<std::chrono::milliseconds> {
+        auto v = req.header(name);
+        if (v.empty() || v.size() > 12 || v.find_first_not_of("0123456789") != std::string_view::npos)
+            return std::nullopt;
+        auto const n = std::stoll(std::string(v));
+        if (n <= 0)
+            return std::nullopt;
+        return std::chrono::milliseconds(n * scale);
+    };
+    keepalive = parse_ms("keepalive-ping-interval", 1000);
+    timeout = parse_ms("connect-timeout-ms", 1);
+    auto const start = std::chrono::steady_clock::now();
+    auto next_keepalive = keepalive ? std::optional(start + *keepalive) : std::nullopt;
+    auto const deadline = timeout ? std::optional(start + *timeout) : std::nullopt;
+    std::array<char, 16 * 1024> buf;
+    asio::steady_timer timer(ex);
+    for (;;) {
+        auto const now = std::chrono::steady_clock::now();
+        if (deadline && now >= *deadline) {
+            std::string last = envelope_of(error_end("deadline_exceeded", "the request deadline (Connect-Timeout-Ms) passed"),
+                                           wire::envelope_flag_end_stream);
+            co_await sink.write_chunk(std::move(last));
+            co_await sink.finish_stream();
+            co_return;
+        }
+        if (next_keepalive && now >= *next_keepalive) {
+            std::string ka = wire::encode_envelope(R"({"keepalive":{}})");
+            bool const ok = co_await sink.write_chunk(std::move(ka));
+            if (!ok)
+                co_return;
+            next_keepalive = now + *keepalive;
+        }
+        auto wake = now + std::chrono::hours(1);
+        if (deadline)
+            wake = std::min(wake, *deadline);
+        if (next_keepalive)
+            wake = std::min(wake, *next_keepalive);
+        timer.expires_at(wake);
+        auto which = co_await (in.async_wait(asio::posix::stream_descriptor::wait_read, use_nothrow) || timer.async_wait(use_nothrow));
+        if (which.index() != 0)
+            continue;
+        std::string out;
+        bool gone = false;
+        for (;;) {
+            ssize_t const n = ::read(ws.fd, buf.data(), buf.size());
+            if (n <= 0)
+                break;
+            for (std::size_t off = 0; off < static_cast<std::size_t>(n);) {
+                auto const* ev = reinterpret_cast<inotify_event const*>(buf.data() + off);
+                off += sizeof(inotify_event) + ev->len;
+                auto const dir = ws.dirs.find(ev->wd);
+                if (ev->mask & IN_IGNORED) {
+                    if (dir != ws.dirs.end() && dir->second.empty())
+                        gone = true;  // the watched directory itself went away
+                    if (dir != ws.dirs.end())
+                        ws.dirs.erase(dir);
+                    continue;
+                }
+                if (dir == ws.dirs.end() || ev->len == 0)
+                    continue;
+                std::string const name = dir->second.empty() ? std::string(ev->name) : dir->second + "/" + ev->name;
+                if (recursive && (ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
+                    unique_fd sub = open_in_root(sb->root_fd, root_path == "/" ? "/" + name : root_path + "/" + name,
+                                                 O_PATH | O_DIRECTORY | O_NOFOLLOW);
+                    if (sub)
+                        ws.add(sub.get(), name, true);
+                }
+                if (char const* type = event_type(ev->mask)) {
+                    json::object fe, o;
+                    fe["name"] = name;
+                    fe["type"] = type;
+                    o["filesystem"] = std::move(fe);
+                    out += envelope_of(o);
+                }
+            }
+        }
+        if (!out.empty()) {
+            bool const ok = co_await sink.write_chunk(std::move(out));
+            if (!ok)
+                co_return;
+        }
+        if (gone) {
+            std::string last = envelope_of(error_end("not_found", "the watched directory was removed"), wire::envelope_flag_end_stream);
+            co_await sink.write_chunk(std::move(last));
+            co_await sink.finish_stream();
+            co_return;
+        }
+    }
+}
+
+}  // namespace
+
+asio::awaitable<void> handle_watch_dir(std::shared_ptr<server_state>, std::shared_ptr<sandbox> sb, http_request req, response_sink& sink)
+{
+    std::optional<json::object> error;
+    json::object request;
+    {
+        wire::envelope_decoder dec(1u << 20);
+        std::vector<wire::envelope> envs;
+        if (!dec.feed(req.body, envs) || dec.has_partial() || envs.empty() || envs.front().end_stream()) {
+            error = error_end("invalid_argument", "malformed request envelope");
+        } else {
+            boost::system::error_code ec;
+            auto v = json::parse(envs.front().payload, ec);
+            if (ec || !v.is_object())
+                error = error_end("invalid_argument", "request message is not a JSON object");
+            else
+                request = std::move(v.as_object());
+        }
+    }
+    std::string path;
+    bool recursive = false;
+    unique_fd dir;
+    if (!error) {
+        std::string raw;
+        if (auto it = request.find("path"); it != request.end() && it->value().is_string())
+            raw = std::string(it->value().as_string());
+        if (auto it = request.find("recursive"); it != request.end() && it->value().is_bool())
+            recursive = it->value().as_bool();
+        auto p = normalize_sandbox_path(raw);
+        if (!p) {
+            error = error_end("invalid_argument", "invalid path '" + raw + "': outside the sandbox");
+        } else {
+            path = *p;
+            dir = open_in_root(sb->root_fd, path, O_PATH | O_DIRECTORY);
+            if (!dir)
+                error = errno == ENOTDIR ? error_end("invalid_argument", "path '" + path + "' is not a directory")
+                                         : error_end("not_found", "path '" + path + "' does not exist");
+        }
+    }
+    watch_set ws;
+    if (!error) {
+        ws.fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (ws.fd < 0)
+            error = error_end("internal", "inotify is not available");
+        else
+            ws.add(dir.get(), "", recursive);
+        if (!error && ws.dirs.empty())
+            error = error_end("internal", "cannot watch '" + path + "'");
+    }
+    header_list none;
+    bool ok = co_await sink.begin_stream(200, "application/connect+json", std::move(none));
+    if (!ok) {
+        if (ws.fd >= 0)
+            ::close(ws.fd);
+        co_return;
+    }
+    if (error) {
+        std::string last = envelope_of(*error, wire::envelope_flag_end_stream);
+        co_await sink.write_chunk(std::move(last));
+        co_await sink.finish_stream();
+        if (ws.fd >= 0)
+            ::close(ws.fd);
+        co_return;
+    }
+    asio::posix::stream_descriptor in(co_await asio::this_coro::executor, ws.fd);  // owns the fd from here
+    std::string first = wire::encode_envelope(R"({"start":{}})");
+    ok = co_await sink.write_chunk(std::move(first));
+    if (!ok)
+        co_return;
+    co_await (watch_loop(sb, path, recursive, ws, in, req, sink) || sink.wait_peer_closed());
+}
+
+}  // namespace prism_e2b::local::detail
