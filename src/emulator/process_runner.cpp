@@ -7,7 +7,6 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 
 #include <array>
 #include <cerrno>
@@ -15,6 +14,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <grp.h>
 #include <linux/close_range.h>
 #include <sched.h>
@@ -156,6 +156,28 @@ struct child_failure {
     ssize_t r = ::write(fd, &f, sizeof f);
     (void)r;
     ::_exit(127);
+}
+
+/// write() that never raises SIGPIPE in a host that did not ignore it (an embedded
+/// server must not kill its host when a process closed its stdin).
+ssize_t write_without_sigpipe(int fd, char const* data, std::size_t size)
+{
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    bool const was_pending = sigismember(&pending, SIGPIPE) == 1;
+    ::pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    ssize_t const n = ::write(fd, data, size);
+    int const e = errno;
+    if (n < 0 && e == EPIPE && !was_pending) {
+        timespec zero{0, 0};
+        ::sigtimedwait(&pipe_set, nullptr, &zero);  // consume the SIGPIPE this write raised
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    errno = e;
+    return n;
 }
 
 void set_nonblocking(int fd)
@@ -562,10 +584,29 @@ asio::awaitable<result<void>> process::write_stdin_on_strand(std::string data)
             co_return error(errc::invalid_argument, "stdin is not enabled or already closed for this process", {"process.SendInput"});
     }
     stdin_busy_ = true;
-    auto [ec, n] = co_await asio::async_write(in_, asio::buffer(data), use_nothrow);
+    std::size_t off = 0;
+    int err = 0;
+    while (off < data.size() && in_.is_open()) {
+        ssize_t const n = write_without_sigpipe(in_.native_handle(), data.data() + off, data.size() - off);
+        if (n > 0) {
+            off += static_cast<std::size_t>(n);
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            auto [ec] = co_await in_.async_wait(asio::posix::stream_descriptor::wait_write, use_nothrow);
+            if (ec) {
+                err = ec.value();
+                break;
+            }
+        } else if (n < 0 && errno != EINTR) {
+            err = errno;
+            break;
+        }
+    }
     stdin_busy_ = false;
-    if (ec)
-        co_return error(ec, "writing to the process's stdin failed", {"process.SendInput"});
+    if (err == EPIPE)
+        co_return error(errc::invalid_argument, "the process closed its stdin", {"process.SendInput"});
+    if (err != 0 || off < data.size())
+        co_return error(boost::system::error_code(err ? err : EBADF, boost::system::system_category()),
+                        "writing to the process's stdin failed", {"process.SendInput"});
     co_return result<void>{};
 }
 

@@ -151,6 +151,24 @@ BOOST_AUTO_TEST_CASE(unary_rpcs_reject_bad_input)
     BOOST_TEST(code_of(r) == "unimplemented");
 }
 
+BOOST_AUTO_TEST_CASE(input_to_a_closed_stdin_is_an_error_not_a_sigpipe)
+{
+    local_server_fixture f;
+    auto sb = create_sandbox(f);
+    event_stream s(f.port(), "/process.Process/Start", start_json("exec 0<&-; echo closed; sleep 5", true), envd_headers(sb));
+    auto st = s.next_event();
+    BOOST_REQUIRE(st);
+    auto pid = std::to_string((*st)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>());
+    BOOST_REQUIRE(s.next_event());  // "closed": stdin is gone now
+    raw_http c(f.port());
+    auto r = c.request("POST", "/process.Process/SendInput", R"({"process":{"pid":)" + pid + R"(},"input":{"stdin":"aGkK"}})", rpc_headers(sb));
+    BOOST_TEST(r.status == 400);
+    BOOST_TEST(code_of(r) == "invalid_argument");
+    BOOST_TEST(c.request("POST", "/process.Process/SendSignal", R"({"process":{"pid":)" + pid + R"(},"signal":"SIGNAL_SIGKILL"})",
+                         rpc_headers(sb))
+                   .status == 200);
+}
+
 BOOST_AUTO_TEST_CASE(traversal_out_of_the_sandbox_is_refused)
 {
     local_server_fixture f;
