@@ -9,6 +9,7 @@
 #include "wire/http_transport.hpp"
 #include "wire/retry.hpp"
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,9 @@
 namespace prism_e2b::wire {
 
 inline constexpr std::string_view envd_port = "49983";
+/// Asked of envd on every stream (Keepalive-Ping-Interval, seconds, as the official SDK).
+inline constexpr std::chrono::seconds stream_keepalive_interval{50};
+
 
 /// Thread safety: every member may be called concurrently; the object holds
 /// only immutable configuration plus the thread-safe transport and semaphore.
@@ -88,8 +92,12 @@ private:
 };
 
 /// Makes a process_event_stream over an open Connect server stream (process_stream.cpp).
+/// `idle_timeout` (client_options::stream_idle_timeout) bounds the silence between
+/// two pieces of the stream, so a connection that vanished without a FIN cannot
+/// hang a reader forever.
 std::unique_ptr<e2b::process_event_stream> make_process_event_stream(std::unique_ptr<http_stream> stream,
-                                                                    semaphore_permit slot, std::string operation);
+                                                                    semaphore_permit slot, std::string operation,
+                                                                    std::chrono::milliseconds idle_timeout);
 
 /// -1, 0, 1 comparing dotted versions ("0.5.7"); missing parts are 0.
 int compare_versions(std::string_view a, std::string_view b) noexcept;

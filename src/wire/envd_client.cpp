@@ -135,7 +135,7 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
     req.headers.emplace_back("Content-Type", "application/connect+json");
     if (deadline.count() > 0)
         req.headers.emplace_back("Connect-Timeout-Ms", std::to_string(deadline.count()));
-    req.headers.emplace_back("Keepalive-Ping-Interval", "50");
+    req.headers.emplace_back("Keepalive-Ping-Interval", std::to_string(stream_keepalive_interval.count()));
     req.body = encode_envelope(body);
     auto slot = co_await envd_slots_->acquire();
     if (!slot)
@@ -181,7 +181,7 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
     if (!ct || ct->rfind("application/connect+json", 0) != 0)
         co_return error(errc::protocol_error,
                         "stream answered with content type '" + (ct ? *ct : std::string()) + "'", {rpc, 200, {}});
-    co_return make_process_event_stream(std::move(s), std::move(*slot), rpc);
+    co_return make_process_event_stream(std::move(s), std::move(*slot), rpc, opts_.raw.stream_idle_timeout);
 }
 
 asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl::start_process(

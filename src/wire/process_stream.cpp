@@ -19,8 +19,9 @@ namespace {
 /// be called from any thread (it only forwards to the http_stream's close()).
 class process_stream final : public e2b::process_event_stream {
 public:
-    process_stream(std::unique_ptr<http_stream> s, semaphore_permit slot, std::string op)
-        : stream_(std::move(s)), slot_(std::move(slot)), op_(std::move(op))
+    process_stream(std::unique_ptr<http_stream> s, semaphore_permit slot, std::string op,
+                   std::chrono::milliseconds idle_timeout)
+        : stream_(std::move(s)), slot_(std::move(slot)), op_(std::move(op)), idle_timeout_(idle_timeout)
     {
     }
 
@@ -94,7 +95,7 @@ private:
                 co_return err(errc::cancelled, "stream closed");
             if (stream_->done())
                 co_return cut("the stream ended without its end-of-stream message");
-            auto piece = co_await stream_->read_some(std::chrono::milliseconds(0));
+            auto piece = co_await stream_->read_some(idle_timeout_);
             if (!piece) {
                 if (piece.error() == errc::cancelled || closed_)
                     co_return err(errc::cancelled, "stream closed");
@@ -152,6 +153,7 @@ private:
     std::unique_ptr<http_stream> stream_;
     semaphore_permit slot_;
     std::string op_;
+    std::chrono::milliseconds idle_timeout_;
     envelope_decoder decoder_;
     std::deque<envelope> pending_;
     std::optional<error> decoder_failed_;
@@ -165,9 +167,10 @@ private:
 }  // namespace
 
 std::unique_ptr<e2b::process_event_stream> make_process_event_stream(std::unique_ptr<http_stream> stream,
-                                                                    semaphore_permit slot, std::string operation)
+                                                                    semaphore_permit slot, std::string operation,
+                                                                    std::chrono::milliseconds idle_timeout)
 {
-    return std::make_unique<process_stream>(std::move(stream), std::move(slot), std::move(operation));
+    return std::make_unique<process_stream>(std::move(stream), std::move(slot), std::move(operation), idle_timeout);
 }
 
 }  // namespace prism_e2b::wire

@@ -26,6 +26,10 @@ struct client_options {
     std::chrono::milliseconds request_timeout{60000};
     /// Bound on resolve + TCP connect + TLS handshake.
     std::chrono::milliseconds connect_timeout{10000};
+    /// A process stream silent this long (no output and no keepalive, which envd
+    /// sends every 50 s) is presumed dead: next() reports errc::unknown_outcome.
+    /// Default three keepalive intervals; 0 waits forever.
+    std::chrono::milliseconds stream_idle_timeout{150000};
     /// Retries of 429 (Retry-After honoured) and of idempotent requests on 5xx/network errors.
     unsigned max_retries = 3;
     /// First backoff step; doubled per retry, with full jitter.

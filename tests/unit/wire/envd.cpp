@@ -223,6 +223,35 @@ BOOST_AUTO_TEST_CASE(cut_stream_is_unknown_outcome)
     });
 }
 
+BOOST_AUTO_TEST_CASE(silent_stream_past_idle_timeout_is_unknown_outcome)
+{
+    // The server sends start, then nothing (no keepalive) for 1.5 s; with a
+    // 300 ms idle bound the reader gives up instead of hanging.
+    test_http_server server([](recorded_request const&) {
+        scripted_response r;
+        r.headers = {{"Content-Type", "application/connect+json"}};
+        r.chunks = {envelope_bytes(R"({"event":{"start":{"pid":9}}})"),
+                    envelope_bytes(R"({"event":{"keepalive":{}}})")};
+        r.chunk_delay = std::chrono::milliseconds(1500);
+        return r;
+    });
+    run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto o = options_for(server.url());
+        o.stream_idle_timeout = std::chrono::milliseconds(300);
+        auto c = e2b::make_client(ex, o);
+        BOOST_TEST_REQUIRE(c.has_value());
+        e2b::start_process_params p;
+        p.process.cmd = "x";
+        auto target = target_for();
+        auto const t0 = std::chrono::steady_clock::now();
+        auto d = co_await drain(**(co_await (*c)->start_process(target, p)));
+        BOOST_TEST_REQUIRE(d.failure.has_value());
+        BOOST_TEST((*d.failure == errc::unknown_outcome), d.failure->to_string());
+        BOOST_TEST(!d.end);
+        BOOST_TEST((std::chrono::steady_clock::now() - t0) < std::chrono::milliseconds(1400));
+    });
+}
+
 BOOST_AUTO_TEST_CASE(end_of_stream_errors_are_mapped)
 {
     std::atomic<int> n{0};
