@@ -34,9 +34,9 @@
 //   its process groups); the info's extra field "pauseKind" says which. Pause without
 //   memory kills the processes and keeps the files. Streams of killed processes are cut
 //   without an end event, as when a VM goes away.
-// - WatchDir streams inotify events (recursive on request). Not implemented: PTYs, the
-//   polling watchers (CreateWatcher...), process.Update/StreamInput, gzip content
-//   encodings, snapshots, templates, metrics, network settings.
+// - PTYs (Start with `pty`, input and Update/resize) and WatchDir (inotify, recursive on
+//   request) work. Not implemented: the polling watchers (CreateWatcher...),
+//   process.StreamInput, gzip content encodings, snapshots, templates, metrics, network settings.
 #ifndef PRISM_E2B_LOCAL_SERVER_HPP
 #define PRISM_E2B_LOCAL_SERVER_HPP
 

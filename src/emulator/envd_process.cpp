@@ -14,6 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <csignal>
 
 namespace prism_e2b::local::detail {
@@ -142,7 +143,8 @@ json::object event_json(process_event const& ev)
         event["end"] = std::move(end);
     } else {
         json::object data;
-        data[ev.type == process_event::kind::stdout_data ? "stdout" : "stderr"] = prism_e2b::detail::base64_encode(ev.data);
+        char const* key = ev.type == process_event::kind::stdout_data ? "stdout" : ev.type == process_event::kind::pty_data ? "pty" : "stderr";
+        data[key] = prism_e2b::detail::base64_encode(ev.data);
         event["data"] = std::move(data);
     }
     json::object o;
@@ -361,10 +363,13 @@ asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sa
         co_await send_stream_error(sink, err);
         co_return;
     }
-    if (get_obj(o, "pty")) {
-        rpc_error err{"unimplemented", "pty is not supported by prism-e2b-local"};
-        co_await send_stream_error(sink, err);
-        co_return;
+    std::optional<std::pair<unsigned short, unsigned short>> pty;
+    if (auto const* pt = get_obj(o, "pty")) {
+        auto const* size = get_obj(*pt, "size");
+        auto cols = size ? as_u32(size->if_contains("cols")) : std::nullopt;
+        auto rows = size ? as_u32(size->if_contains("rows")) : std::nullopt;
+        pty = std::pair<unsigned short, unsigned short>(static_cast<unsigned short>(std::clamp<std::uint32_t>(cols.value_or(80), 1, 1000)),
+                                                        static_cast<unsigned short>(std::clamp<std::uint32_t>(rows.value_or(24), 1, 1000)));
     }
     process_config cfg;
     auto bad = [&](std::string m) -> asio::awaitable<void> {
@@ -419,7 +424,7 @@ asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sa
         co_await send_stream_error(sink, err);
         co_return;
     }
-    auto p = st->spawn(sb, std::move(cfg), open_stdin, *user);
+    auto p = st->spawn(sb, std::move(cfg), open_stdin, *user, pty);
     if (!p) {
         rpc_error err{connect_code_for(p.error()), p.error().message()};
         co_await send_stream_error(sink, err);
@@ -582,6 +587,26 @@ asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::
         }
         auto r = co_await p->write_stdin(std::move(*bytes));
         http_response resp = r ? unary_ok({}) : connect_error(connect_code_for(r.error()), r.error().message());
+        co_await sink.send(std::move(resp));
+        co_return;
+    }
+    if (method == "Update") {
+        auto sel = select_process(*sb, o);
+        http_response resp;
+        if (auto* e = std::get_if<rpc_error>(&sel)) {
+            resp = connect_error(e->code, e->message);
+        } else {
+            auto const* pt = get_obj(o, "pty");
+            auto const* size = pt ? get_obj(*pt, "size") : nullptr;
+            auto cols = size ? as_u32(size->if_contains("cols")) : std::nullopt;
+            auto rows = size ? as_u32(size->if_contains("rows")) : std::nullopt;
+            if (!cols || !rows || *cols == 0 || *rows == 0 || *cols > 1000 || *rows > 1000) {
+                resp = connect_error("invalid_argument", "pty.size needs cols and rows between 1 and 1000");
+            } else {
+                auto r = std::get<std::shared_ptr<process>>(sel)->resize(static_cast<unsigned short>(*cols), static_cast<unsigned short>(*rows));
+                resp = r ? unary_ok({}) : connect_error(connect_code_for(r.error()), r.error().message());
+            }
+        }
         co_await sink.send(std::move(resp));
         co_return;
     }

@@ -14,10 +14,13 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <stdlib.h>
+#include <termios.h>
 #include <pthread.h>
 #include <grp.h>
 #include <linux/close_range.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -191,7 +194,10 @@ void set_nonblocking(int fd)
                             int report_w, char const* pid_text_unused)
 {
     (void)pid_text_unused;
-    ::setpgid(0, 0);
+    if (spec.pty)
+        ::setsid();  // session and group leader, ready to take the terminal
+    else
+        ::setpgid(0, 0);
     sigset_t all;
     sigemptyset(&all);
     ::sigprocmask(SIG_SETMASK, &all, nullptr);
@@ -201,6 +207,8 @@ void set_nonblocking(int fd)
         ::sigaction(s, &dfl, nullptr);
 
     if (::dup2(in_r, 0) < 0 || ::dup2(out_w, 1) < 0 || ::dup2(err_w, 2) < 0)
+        child_fail(report_w, stage_dup);
+    if (spec.pty && ::ioctl(0, TIOCSCTTY, 0) != 0)
         child_fail(report_w, stage_dup);
     // Every other inherited descriptor (sockets, other children's pipes) must not leak into the child.
     ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
@@ -317,8 +325,28 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
                 ::close(fd);
     };
     out_p[0] = out_p[1] = err_p[0] = err_p[1] = rep[0] = rep[1] = -1;
-    bool ok = ::pipe2(out_p, O_CLOEXEC) == 0 && ::pipe2(err_p, O_CLOEXEC) == 0 && ::pipe2(rep, O_CLOEXEC) == 0;
-    if (ok) {
+    bool ok = ::pipe2(rep, O_CLOEXEC) == 0;
+    if (ok && spec.pty) {
+        // The terminal: the child gets the slave on 0, 1 and 2; we read and write the master.
+        int const master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        char name[128];
+        ok = master >= 0 && ::grantpt(master) == 0 && ::unlockpt(master) == 0 && ::ptsname_r(master, name, sizeof name) == 0;
+        out_p[0] = master;
+        if (ok) {
+            winsize ws{};
+            ws.ws_col = spec.pty->first;
+            ws.ws_row = spec.pty->second;
+            ::ioctl(master, TIOCSWINSZ, &ws);
+            in_p[0] = ::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+            out_p[1] = in_p[0] >= 0 ? ::fcntl(in_p[0], F_DUPFD_CLOEXEC, 0) : -1;
+            err_p[1] = in_p[0] >= 0 ? ::fcntl(in_p[0], F_DUPFD_CLOEXEC, 0) : -1;
+            in_p[1] = ::fcntl(master, F_DUPFD_CLOEXEC, 0);
+            ok = in_p[0] >= 0 && out_p[1] >= 0 && err_p[1] >= 0 && in_p[1] >= 0;
+        }
+    } else if (ok) {
+        ok = ::pipe2(out_p, O_CLOEXEC) == 0 && ::pipe2(err_p, O_CLOEXEC) == 0;
+    }
+    if (ok && !spec.pty) {
         if (spec.open_stdin)
             ok = ::pipe2(in_p, O_CLOEXEC) == 0;
         else {
@@ -341,7 +369,8 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
     if (pid == 0)
         run_child(spec, argv.data(), envp.data(), in_p[0], out_p[1], err_p[1], rep[1], nullptr);
 
-    ::setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
+    if (!spec.pty)
+        ::setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
     ::close(in_p[0]);
     in_p[0] = -1;
     ::close(out_p[1]);
@@ -379,10 +408,15 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
     int const pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
     auto p = std::shared_ptr<process>(new process(ex, pid, std::move(config), std::move(on_exit)));
     set_nonblocking(out_p[0]);
-    set_nonblocking(err_p[0]);
     p->out_.assign(out_p[0]);
-    p->err_.assign(err_p[0]);
-    if (spec.open_stdin) {
+    if (spec.pty) {
+        p->pty_ = true;
+        p->err_done_ = true;  // one terminal stream, no separate stderr
+    } else {
+        set_nonblocking(err_p[0]);
+        p->err_.assign(err_p[0]);
+    }
+    if (spec.open_stdin || spec.pty) {
         set_nonblocking(in_p[1]);
         p->in_.assign(in_p[1]);
         p->stdin_open_ = true;
@@ -396,7 +430,8 @@ void process::start_io()
 {
     auto self = shared_from_this();
     asio::co_spawn(strand_, read_loop(out_, true), asio::detached);
-    asio::co_spawn(strand_, read_loop(err_, false), asio::detached);
+    if (!pty_)
+        asio::co_spawn(strand_, read_loop(err_, false), asio::detached);
     asio::co_spawn(strand_, exit_watch(), asio::detached);
 }
 
@@ -437,7 +472,7 @@ asio::awaitable<void> process::read_loop(asio::posix::stream_descriptor& d, bool
         auto [ec, n] = co_await d.async_read_some(asio::buffer(buf), use_nothrow);
         if (n > 0) {
             process_event ev;
-            ev.type = is_stdout ? process_event::kind::stdout_data : process_event::kind::stderr_data;
+            ev.type = pty_ ? process_event::kind::pty_data : is_stdout ? process_event::kind::stdout_data : process_event::kind::stderr_data;
             ev.data.assign(buf.data(), n);
             deliver(std::move(ev));
         }
@@ -507,7 +542,7 @@ void process::drain(asio::posix::stream_descriptor& d, bool is_stdout)
         if (n <= 0)
             break;
         process_event ev;
-        ev.type = is_stdout ? process_event::kind::stdout_data : process_event::kind::stderr_data;
+        ev.type = pty_ ? process_event::kind::pty_data : is_stdout ? process_event::kind::stdout_data : process_event::kind::stderr_data;
         ev.data.assign(buf.data(), static_cast<std::size_t>(n));
         deliver(std::move(ev));
     }
@@ -633,6 +668,21 @@ void process::signal(int sig)
     std::lock_guard lk(mutex_);
     if (!ended_)
         ::kill(-pid_, sig);
+}
+
+result<void> process::resize(unsigned short cols, unsigned short rows)
+{
+    std::lock_guard lk(mutex_);
+    if (ended_)
+        return error(errc::not_found, "process with pid " + std::to_string(pid_) + " not found", {"process.Update"});
+    if (!pty_ || !in_.is_open())
+        return error(errc::invalid_argument, "the process has no pty", {"process.Update"});
+    winsize ws{};
+    ws.ws_col = cols;
+    ws.ws_row = rows;
+    if (::ioctl(in_.native_handle(), TIOCSWINSZ, &ws) != 0)
+        return error(boost::system::error_code(errno, boost::system::system_category()), "resizing the pty failed", {"process.Update"});
+    return result<void>{};
 }
 
 void process::kill_and_abort_watchers()

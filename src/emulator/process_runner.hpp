@@ -39,6 +39,8 @@ struct spawn_spec {
     /// Bind mounts (host source, target) made in a new mount namespace; empty: no namespace.
     std::vector<std::pair<std::string, std::string>> binds;
     std::string cgroup_procs;  ///< cgroup.procs file the child joins before exec; empty: none
+    /// Run on a pseudo-terminal of this size (cols, rows) instead of pipes.
+    std::optional<std::pair<unsigned short, unsigned short>> pty;
     /// Identity the child drops to after the mounts (0: stays root).
     uid_t uid = 0;
     gid_t gid = 0;
@@ -54,7 +56,7 @@ struct process_config {
 };
 
 struct process_event {
-    enum class kind { stdout_data, stderr_data, end };
+    enum class kind { stdout_data, stderr_data, pty_data, end };
     kind type = kind::end;
     std::string data;
     int exit_code = 0;
@@ -117,6 +119,8 @@ public:
 
     /// Signals the whole process group.
     void signal(int sig);
+    /// Resizes the pseudo-terminal. Errors: invalid_argument when the process has none.
+    result<void> resize(unsigned short cols, unsigned short rows);
     /// Cuts every watcher's stream (sandbox killed / rebooted), then SIGKILLs the group.
     void kill_and_abort_watchers();
     bool ended() const;
@@ -140,6 +144,7 @@ private:
     bool out_done_ = false, err_done_ = false, exited_ = false, finished_ = false;
     int wait_status_ = 0;
     bool stdin_busy_ = false;
+    bool pty_ = false;
 
     mutable std::mutex mutex_;
     std::vector<std::shared_ptr<event_queue>> watchers_;

@@ -428,7 +428,7 @@ std::string server_state::host_path_for_cwd(sandbox const& sb, std::string const
 }
 
 result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> const& sb, process_config cfg, bool open_stdin,
-                                                     os_user const& user)
+                                                     os_user const& user, std::optional<std::pair<unsigned short, unsigned short>> pty)
 {
     auto const cwd = normalize_sandbox_path(cfg.cwd.value_or(std::string(sandbox_home)));
     if (!cwd)
@@ -472,6 +472,7 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
         spec.cgroup_procs = sb->cgroup_dir + "/cgroup.procs";
     spec.uid = user.uid;
     spec.gid = user.gid;
+    spec.pty = pty;
     if (cfg.cwd)
         cfg.cwd = *cwd;
 

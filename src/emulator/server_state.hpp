@@ -115,7 +115,8 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// Resumes a paused sandbox (thaw, or reboot after a filesystem pause); sets end_at.
     void resume_sandbox(std::shared_ptr<sandbox> const& sb, std::chrono::seconds timeout);
     /// Spawns a process inside the sandbox (paths, isolation, cgroup, env).
-    result<std::shared_ptr<process>> spawn(std::shared_ptr<sandbox> const& sb, process_config cfg, bool open_stdin, os_user const& user);
+    result<std::shared_ptr<process>> spawn(std::shared_ptr<sandbox> const& sb, process_config cfg, bool open_stdin, os_user const& user,
+                                           std::optional<std::pair<unsigned short, unsigned short>> pty = std::nullopt);
     /// Expires sandboxes whose end_at passed (kill, or pause when autoPause).
     void reap_expired();
     void stop_all();

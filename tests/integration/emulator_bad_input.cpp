@@ -147,7 +147,7 @@ BOOST_AUTO_TEST_CASE(unary_rpcs_reject_bad_input)
     r = c.request("POST", "/filesystem.Filesystem/Stat", R"({"path":"/workspace/none"})", h);
     BOOST_TEST(r.status == 404);
     BOOST_TEST(code_of(r) == "not_found");
-    r = c.request("POST", "/process.Process/Update", "{}", h);
+    r = c.request("POST", "/process.Process/StreamInput", "{}", h);
     BOOST_TEST(code_of(r) == "unimplemented");
 }
 

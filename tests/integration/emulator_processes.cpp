@@ -150,6 +150,49 @@ BOOST_AUTO_TEST_CASE(commands_run_as_the_selected_user)
     BOOST_TEST(c.request("GET", "/files?path=/workspace/mine&username=nobody", {}, envd_headers(sb)).status == 401);
 }
 
+BOOST_AUTO_TEST_CASE(pty_sessions_take_input_and_resize)
+{
+    local_server_fixture f;
+    auto sb = create_sandbox(f);
+    event_stream s(f.port(), "/process.Process/Start",
+                   R"({"process":{"cmd":"/bin/bash","args":["--norc","--noprofile"],"envs":{"PS1":"$ "}},"pty":{"size":{"cols":91,"rows":17}}})",
+                   envd_headers(sb));
+    auto st = s.next_event();
+    BOOST_REQUIRE(st);
+    auto const pid = std::to_string((*st)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>());
+    raw_http c(f.port());
+    auto h = envd_headers(sb);
+    h.emplace_back("Content-Type", "application/json");
+    auto send = [&](std::string const& b64) {
+        return c.request("POST", "/process.Process/SendInput", R"({"process":{"pid":)" + pid + R"(},"input":{"pty":")" + b64 + R"("}})", h).status;
+    };
+    BOOST_TEST(send("c3R0eSBzaXplCg==") == 200);  // "stty size\n"
+    std::string out;
+    while (out.find("17 91") == std::string::npos) {
+        auto ev = s.next_event();
+        BOOST_REQUIRE(ev);
+        auto& d = (*ev)["event"].as_object()["data"].as_object();
+        BOOST_REQUIRE(d.contains("pty"));
+        out += decode_b64_for_tests(d["pty"].as_string());
+    }
+    BOOST_TEST(c.request("POST", "/process.Process/Update", R"({"process":{"pid":)" + pid + R"(},"pty":{"size":{"cols":120,"rows":40}}})", h)
+                   .status == 200);
+    BOOST_TEST(c.request("POST", "/process.Process/Update", R"({"process":{"pid":)" + pid + R"(},"pty":{"size":{"cols":0,"rows":40}}})", h)
+                   .status == 400);
+    BOOST_TEST(send("c3R0eSBzaXplOyBleGl0IDUK") == 200);  // "stty size; exit 5\n"
+    std::optional<json::object> end;
+    while (auto ev = s.next_event()) {
+        auto& e = (*ev)["event"].as_object();
+        if (e.contains("data"))
+            out += decode_b64_for_tests(e["data"].as_object()["pty"].as_string());
+        if (e.contains("end"))
+            end = e["end"].as_object();
+    }
+    BOOST_TEST(out.find("40 120") != std::string::npos);
+    BOOST_REQUIRE(end);
+    BOOST_TEST((*end)["exitCode"].to_number<std::int64_t>() == 5);
+}
+
 BOOST_AUTO_TEST_CASE(large_output_arrives_complete_and_in_order)
 {
     local_server_fixture f;
