@@ -402,6 +402,12 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
         }
         co_return;
     }
+    if (m == "GET" && action == "metrics") {
+        // No resource sampling here: an empty series, as E2B answers before its first sample.
+        http_response r = sb ? json_response(200, json::array{}) : not_found(id);
+        co_await sink.send(std::move(r));
+        co_return;
+    }
     if (m != "POST") {
         co_await sink.send(rest_error(405, "method not allowed"));
         co_return;
