@@ -268,8 +268,8 @@ asio::awaitable<void> download(std::shared_ptr<sandbox> sb, http_request const& 
         co_await sink.send(std::move(r));
         co_return;
     }
-    bool const ok_267 = co_await sink.begin_stream(200, "application/octet-stream", std::move(headers));
-    if (!ok_267)
+    bool const started = co_await sink.begin_stream(200, "application/octet-stream", std::move(headers));
+    if (!started)
         co_return;
     std::string chunk(256 * 1024, '\0');
     for (;;) {
@@ -278,8 +278,8 @@ asio::awaitable<void> download(std::shared_ptr<sandbox> sb, http_request const& 
             continue;
         if (n <= 0)
             break;
-        bool const ok_276 = co_await sink.write_chunk(chunk.substr(0, static_cast<std::size_t>(n)));
-        if (!ok_276)
+        bool const written = co_await sink.write_chunk(chunk.substr(0, static_cast<std::size_t>(n)));
+        if (!written)
             co_return;
     }
     co_await sink.finish_stream();

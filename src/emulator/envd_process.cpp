@@ -195,8 +195,8 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
     std::size_t sent_output = 0;
 
     header_list no_headers;
-    bool const ok_198 = co_await sink.begin_stream(200, "application/connect+json", std::move(no_headers));
-    if (!ok_198)
+    bool const started = co_await sink.begin_stream(200, "application/connect+json", std::move(no_headers));
+    if (!started)
         co_return;
     {
         json::object start, event, o;
@@ -204,8 +204,8 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
         event["start"] = std::move(start);
         o["event"] = std::move(event);
         std::string first = wire::encode_envelope(json::serialize(o));
-        bool const ok_205 = co_await sink.write_chunk(std::move(first));
-        if (!ok_205)
+        bool const written = co_await sink.write_chunk(std::move(first));
+        if (!written)
             co_return;
     }
     asio::steady_timer timer(ex);
@@ -229,8 +229,8 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
                 }
                 sent_output += ev.data.size();
             }
-            bool const ok_228 = co_await sink.write_chunk(std::move(chunk));
-            if (!ok_228)
+            bool const written = co_await sink.write_chunk(std::move(chunk));
+            if (!written)
                 co_return;
             if (is_end) {
                 std::string last = wire::encode_envelope(end_stream_payload(std::nullopt), wire::envelope_flag_end_stream);
@@ -272,8 +272,8 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
         }
         if (next_keepalive && t >= *next_keepalive) {
             std::string ka = wire::encode_envelope(R"({"event":{"keepalive":{}}})");
-            bool const ok_267 = co_await sink.write_chunk(std::move(ka));
-            if (!ok_267)
+            bool const written = co_await sink.write_chunk(std::move(ka));
+            if (!written)
                 co_return;
             next_keepalive = t + *keepalive;
         }
