@@ -27,6 +27,10 @@ namespace {
 
 constexpr std::size_t whole_file_limit = 8u << 20;  // larger downloads are streamed in chunks
 
+/// Owner for what we create: the requesting user when we may chown (root), else ourselves (0 = leave).
+uid_t owner_uid(os_user const& u) { return ::geteuid() == 0 ? u.uid : 0; }
+gid_t owner_gid(os_user const& u) { return ::geteuid() == 0 ? u.gid : 0; }
+
 std::string user_name(uid_t uid)
 {
     passwd pw{};
@@ -201,13 +205,13 @@ std::variant<json::object, fs_error> write_file(sandbox const& sb, std::string c
     std::string parent, name;
     if (!split_parent(path, parent, name))
         return fs_error{"invalid_argument", 400, "path '/' is a directory"};
-    if (int e = make_dirs_in_root(sb.root_fd, parent, user.uid, user.gid); e != 0)
+    if (int e = make_dirs_in_root(sb.root_fd, parent, owner_uid(user), owner_gid(user)); e != 0)
         return errno_error(e, parent);
     unique_fd fd = open_in_root(sb.root_fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (!fd)
         return errno_error(errno, path);
     struct stat st {};
-    if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1)
+    if (::geteuid() == 0 && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1)
         (void)::fchown(fd.get(), user.uid, user.gid);  // written as the requesting user would have
     std::size_t off = 0;
     while (off < data.size()) {
@@ -445,7 +449,7 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, st
                     ::fstat(existing.get(), &st);
                     resp = S_ISDIR(st.st_mode) ? rpc_fail({"already_exists", 409, "directory '" + path + "' already exists"})
                                                : rpc_fail({"invalid_argument", 400, "path '" + path + "' exists and is not a directory"});
-                } else if (int e = make_dirs_in_root(sb->root_fd, path, user->uid, user->gid); e != 0) {
+                } else if (int e = make_dirs_in_root(sb->root_fd, path, owner_uid(*user), owner_gid(*user)); e != 0) {
                     resp = rpc_fail(errno_error(e, path));
                 } else {
                     auto r = stat_entry(*sb, path);
@@ -500,7 +504,7 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, st
                 unique_fd sdir = open_in_root(sb->root_fd, sp, O_RDONLY | O_DIRECTORY);
                 int e = sdir ? 0 : errno;
                 if (e == 0)
-                    e = make_dirs_in_root(sb->root_fd, dp, user->uid, user->gid);
+                    e = make_dirs_in_root(sb->root_fd, dp, owner_uid(*user), owner_gid(*user));
                 unique_fd ddir;
                 if (e == 0) {
                     ddir = open_in_root(sb->root_fd, dp, O_RDONLY | O_DIRECTORY);

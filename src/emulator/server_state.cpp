@@ -275,9 +275,10 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(std::string templa
         return error(errc::server_error, "cannot create the sandbox's directories: " + ec.message(), {"create"});
     ::chmod((sb->root / "tmp").c_str(), 01777);
     // The default user owns its home and the workspace, as in E2B's base template.
-    for (auto const* sub : {"workspace", "home/user"})
-        if (::chown((sb->root / sub).c_str(), default_uid, default_gid) != 0)
-            return error(errc::server_error, "cannot hand the sandbox's directories to the default user", {"create"});
+    if (::geteuid() == 0)  // a server that is not root runs everything as itself
+        for (auto const* sub : {"workspace", "home/user"})
+            if (::chown((sb->root / sub).c_str(), default_uid, default_gid) != 0)
+                return error(errc::server_error, "cannot hand the sandbox's directories to the default user", {"create"});
     // Traversable (not listable) for the unprivileged default user when there is no mount namespace.
     for (auto const& d : {state_dir, state_dir / "sandboxes", sb->dir, sb->root})
         ::chmod(d.c_str(), 0711);
@@ -470,8 +471,10 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
     }
     if (!sb->cgroup_dir.empty())
         spec.cgroup_procs = sb->cgroup_dir + "/cgroup.procs";
-    spec.uid = user.uid;
-    spec.gid = user.gid;
+    if (::geteuid() == 0) {  // otherwise every command runs as the server's own user
+        spec.uid = user.uid;
+        spec.gid = user.gid;
+    }
     spec.pty = pty;
     if (cfg.cwd)
         cfg.cwd = *cwd;
