@@ -22,6 +22,7 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,13 +50,16 @@ bool probe_mount_namespace(fs::path const& probe_dir)
     if (pid < 0)
         return false;
     if (pid == 0) {
+        // Raw exit_group: nothing in the child may run the host's (or a sanitizer's) exit hooks.
+        int code = 0;
         if (::unshare(CLONE_NEWNS) != 0)
-            ::_exit(1);
-        if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-            ::_exit(2);
-        if (::mount(src.c_str(), "/workspace", nullptr, MS_BIND | MS_REC, nullptr) != 0)
-            ::_exit(3);
-        ::_exit(0);
+            code = 1;
+        else if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+            code = 2;
+        else if (::mount(src.c_str(), "/workspace", nullptr, MS_BIND | MS_REC, nullptr) != 0)
+            code = 3;
+        ::syscall(SYS_exit_group, code);
+        ::_exit(code);  // not reached
     }
     int st = 0;
     ::waitpid(pid, &st, 0);

@@ -158,7 +158,8 @@ struct child_failure {
     child_failure f{stage, errno};
     ssize_t r = ::write(fd, &f, sizeof f);
     (void)r;
-    ::_exit(127);
+    ::syscall(SYS_exit_group, 127);
+    ::_exit(127);  // not reached
 }
 
 /// write() that never raises SIGPIPE in a host that did not ignore it (an embedded
