@@ -43,14 +43,15 @@ std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv,
         if (!h)
             co_return "create: " + h.error().to_string();
         auto const target = e2b::envd_target::from(*h);
+        std::string const stat_path = "/home/user";
         raw_envd_connection conn(ex, port, h->sandbox_id, h->envd_access_token.value_or(""));
         std::string failure = co_await conn.connect();
         // Warm-up: both paths open their connection and touch every code path once.
         for (int i = 0; i < 20 && failure.empty(); ++i) {
-            if (auto r = co_await (*client)->stat(target, "/home/user"); !r)
+            if (auto r = co_await (*client)->stat(target, stat_path); !r)
                 failure = "sdk stat: " + r.error().to_string();
             else
-                failure = co_await conn.stat("/home/user");
+                failure = co_await conn.stat(stat_path);
         }
         progress_bar bar("unary floor", 2 * calls, cfg.quiet);
         for (std::size_t done = 0; done < calls && failure.empty(); done += block) {
@@ -58,7 +59,7 @@ std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv,
             auto c0 = sample_self();
             for (std::size_t i = 0; i < k && failure.empty(); ++i) {
                 auto const t0 = std::chrono::steady_clock::now();
-                auto r = co_await (*client)->stat(target, "/home/user");
+                auto r = co_await (*client)->stat(target, stat_path);
                 sdk.op("stat").push_back(to_ms(std::chrono::steady_clock::now() - t0));
                 if (!r)
                     failure = "sdk stat: " + r.error().to_string();
@@ -67,7 +68,7 @@ std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv,
             auto c1 = sample_self();
             for (std::size_t i = 0; i < k && failure.empty(); ++i) {
                 auto const t0 = std::chrono::steady_clock::now();
-                failure = co_await conn.stat("/home/user");
+                failure = co_await conn.stat(stat_path);
                 raw.op("stat").push_back(to_ms(std::chrono::steady_clock::now() - t0));
                 bar.tick();
             }

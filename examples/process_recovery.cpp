@@ -61,17 +61,20 @@ asio::awaitable<int> second_life(example::environment env, host_record record)
 
     // A backend that expects another workspace must not recover anything.
     auto wrong = create_e2b_process_recovery_backend(sandbox, {record.sandbox_id, "/elsewhere", labels});
-    if (auto h = co_await wrong->attach(record.process_ref, {}); h)
+    output_callback ignore;
+    if (auto h = co_await wrong->attach(record.process_ref, std::move(ignore)); h)
         rc = example::fail("a backend with the wrong workspace recovered the process");
     else
         std::printf("second life: wrong expectations -> nothing recovered (as it must be)\n");
 
     auto backend = create_e2b_process_recovery_backend(sandbox, {record.sandbox_id, "/workspace", labels});
     auto output = std::make_shared<std::pair<std::mutex, std::string>>();
-    auto handle = co_await backend->attach(record.process_ref, [output](output_stream, std::string_view d) {
+    // A named callback: GCC 12 mishandles non-trivial temporaries inside co_await expressions.
+    output_callback collect = [output](output_stream, std::string_view d) {
         std::lock_guard lock(output->first);
         output->second.append(d);
-    });
+    };
+    auto handle = co_await backend->attach(record.process_ref, std::move(collect));
     if (!handle) {
         rc = example::fail("the recovery backend returned null for a live process");
     } else {

@@ -151,21 +151,6 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     step.done(ok, ran ? "exit " + (ran->exit_code ? std::to_string(*ran->exit_code) : std::string("none"))
                   : ran.error().to_string());
 
-    // 3. an injected 503 pause is a refusal, not success. Run before any
-    // process exists: with live process handles the adapter's busy path
-    // currently hangs (reported to the adapter owner).
-    if (target.inject_pause_busy) {
-        step.start("injected 503 pause is a refusal");
-        target.inject_pause_busy();
-        auto p3 = co_await sbx->pause_control()->pause(pause_options{true});
-        auto st = co_await sbx->status();
-        ok = p3 && p3->result == pause_outcome::kind::refused_busy && !p3->is_paused() && st &&
-             st->state == sandbox_state::running;
-        step.done(ok, p3 ? "HTTP " + std::to_string(p3->http_status) + ", state " +
-                               (st && st->state == sandbox_state::running ? "running" : "NOT running")
-                         : p3.error().to_string());
-    }
-
     // 3. a long-running process and its ref
     step.start("start a long-running process");
     process_request pr;
@@ -235,7 +220,8 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     // 8. attach by ref: the process survived the memory snapshot
     step.start("attach by ref: process alive");
     auto probe = std::make_shared<output_probe>();
-    auto att = co_await sbx->attach_process(ref, probe->callback());
+    output_callback on_output = probe->callback();
+    auto att = co_await sbx->attach_process(ref, std::move(on_output));
     if (att && *att) {
         auto waited = co_await (*att)->wait(std::chrono::milliseconds(800));  // still running: times out
         bool const alive = !waited && waited.error() == errc::timed_out;
@@ -261,15 +247,33 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
 
     // 11. attach by ref returns null
     step.start("attach by ref returns null");
-    auto att2 = co_await sbx->attach_process(ref, {});
+    output_callback no_output;
+    auto att2 = co_await sbx->attach_process(ref, std::move(no_output));
     step.done(att2 && !*att2, att2 ? (*att2 ? "attached (wrong!)" : "null: the process is gone")
                                    : att2.error().to_string());
 
     // 12. exec after the reboot still works, files survived
     step.start("exec after reboot");
-    auto after = co_await sbx->exec(exec_request{"test -d /workspace && echo still-here"});
+    // Requests are named locals: GCC 12 destroys braced temporaries inside a
+    // co_await expression twice.
+    exec_request check;
+    check.command = "test -d /workspace && echo still-here";
+    auto after = co_await sbx->exec(std::move(check));
     step.done(after && after->exit_code == 0 && after->stdout_data.find("still-here") != std::string::npos,
               after ? "workspace kept" : after.error().to_string());
+
+    // 13. an injected 503 pause is a refusal, not success
+    if (target.inject_pause_busy) {
+        step.start("injected 503 pause is a refusal");
+        target.inject_pause_busy();
+        auto p3 = co_await sbx->pause_control()->pause(pause_options{true});
+        auto st = co_await sbx->status();
+        ok = p3 && p3->result == pause_outcome::kind::refused_busy && !p3->is_paused() && st &&
+             st->state == sandbox_state::running;
+        step.done(ok, p3 ? "HTTP " + std::to_string(p3->http_status) + ", state " +
+                               (st && st->state == sandbox_state::running ? "running" : "NOT running")
+                         : p3.error().to_string());
+    }
 
     // 14. kill
     co_return co_await finish(0);
