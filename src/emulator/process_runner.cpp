@@ -192,9 +192,8 @@ void set_nonblocking(int fd)
 
 // Only async-signal-safe calls below: the parent may have many threads.
 [[noreturn]] void run_child(spawn_spec const& spec, char const* const* argv, char const* const* envp, int in_r, int out_w, int err_w,
-                            int report_w, char const* pid_text_unused)
+                            int report_w)
 {
-    (void)pid_text_unused;
     if (spec.pty)
         ::setsid();  // session and group leader, ready to take the terminal
     else
@@ -368,7 +367,7 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
         return error(boost::system::error_code(e, boost::system::system_category()), "fork failed", {"process.Start"});
     }
     if (pid == 0)
-        run_child(spec, argv.data(), envp.data(), in_p[0], out_p[1], err_p[1], rep[1], nullptr);
+        run_child(spec, argv.data(), envp.data(), in_p[0], out_p[1], err_p[1], rep[1]);
 
     if (!spec.pty)
         ::setpgid(pid, pid);  // also done by the child; whichever runs first wins the race

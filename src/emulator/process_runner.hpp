@@ -151,7 +151,6 @@ private:
     bool ended_ = false;
     bool stdin_open_ = false;
 
-    friend struct process_access;
 };
 
 /// Go's os.ProcessState.String() for a wait status ("exit status 3", "signal: killed").
