@@ -13,6 +13,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -98,6 +100,61 @@ bool parse_size(char const* s, std::size_t& out)
     return true;
 }
 
+/// `all`: each scenario in its own child process (this program again), so
+/// every peak RSS (ru_maxrss, a lifetime peak) belongs to one scenario; the
+/// children's JSON reports are merged.
+int run_all(std::string const& command, std::vector<std::string> const& passthrough, std::string const& json_out,
+            std::string const& svg_out)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::string const self = fs::read_symlink("/proc/self/exe", ec).string();
+    if (ec) {
+        std::cerr << "bench all: cannot find this program: " << ec.message() << "\n";
+        return 1;
+    }
+    run_report run;
+    run.command = command;
+    int rc = 0;
+    for (char const* name : {"fan_out", "pause_resume", "unary_floor"}) {
+        std::string const tmp = (fs::temp_directory_path() / ("prism-e2b-bench-" + std::to_string(::getpid()) + "-" + name + ".json")).string();
+        std::vector<std::string> args{"bench", name};
+        args.insert(args.end(), passthrough.begin(), passthrough.end());
+        args.insert(args.end(), {"--json", tmp});
+        std::string err;
+        auto child = child_process::spawn(self, args, {}, true, &err);
+        if (!child) {
+            std::cerr << "bench all: " << err << "\n";
+            return 1;
+        }
+        (void)child->read_all_stdout();  // the merged table is printed below
+        int const crc = child->wait();
+        if (crc != 0)
+            rc = 1;
+        std::ifstream in(tmp);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        fs::remove(tmp, ec);
+        boost::system::error_code jec;
+        auto v = boost::json::parse(ss.str(), jec);
+        std::string const problem = jec ? "no report (exit " + std::to_string(crc) + ")" : append_from_json(v, run);
+        if (!problem.empty()) {
+            std::cerr << "bench all: " << name << ": " << problem << "\n";
+            rc = 1;
+        }
+    }
+    std::cout << "command: " << run.command << "\n\n" << to_text(run);
+    if (!json_out.empty() && !write_json(run, json_out)) {
+        std::cerr << "bench: cannot write " << json_out << "\n";
+        rc = 1;
+    }
+    if (!svg_out.empty() && !write_svg(run, svg_out)) {
+        std::cerr << "bench: cannot write " << svg_out << "\n";
+        rc = 1;
+    }
+    return rc;
+}
+
 }  // namespace
 
 int run_cli(std::string scenario, int argc, char** argv)
@@ -107,6 +164,7 @@ int run_cli(std::string scenario, int argc, char** argv)
     bool smoke = false;
     std::ostringstream cmd;
     cmd << "prism-e2b bench " << scenario;
+    std::vector<std::string> passthrough;  // for the per-scenario children of `all`
     int i = 0;
     if (scenario.empty()) {
         if (argc < 1) {
@@ -134,6 +192,12 @@ int run_cli(std::string scenario, int argc, char** argv)
         };
         std::size_t threads = 0;
         bool ok = true;
+        // Everything but the output files is passed on to the children of `all`.
+        if (a != "--json" && a != "--svg") {
+            passthrough.push_back(a);
+            if (a != "--js" && a != "--quiet" && a != "--smoke" && i + 1 < argc)
+                passthrough.push_back(argv[i + 1]);
+        }
         if (a == "--n")
             ok = next(cfg.n);
         else if (a == "--execs")
@@ -183,11 +247,10 @@ int run_cli(std::string scenario, int argc, char** argv)
         cfg.concurrency = std::min<std::size_t>(cfg.concurrency, 2);
         cfg.memory_mib = std::min<std::size_t>(cfg.memory_mib, 4);
     }
-    std::vector<std::string> scenarios;
     if (scenario == "all")
-        // fan_out first: ru_maxrss is the process's lifetime peak.
-        scenarios = {"fan_out", "pause_resume", "unary_floor"};
-    else if (scenario == "pause_resume" || scenario == "fan_out" || scenario == "unary_floor")
+        return run_all(cmd.str(), passthrough, json_out, svg_out);
+    std::vector<std::string> scenarios;
+    if (scenario == "pause_resume" || scenario == "fan_out" || scenario == "unary_floor")
         scenarios = {scenario};
     else {
         std::cerr << "bench: unknown scenario '" << scenario << "'\n" << usage();
@@ -229,6 +292,7 @@ int run_cli(std::string scenario, int argc, char** argv)
     }
     if (srv.sandbox_url.empty())
         srv.sandbox_url = srv.api_url;
+    srv.server_pid = server->pid();
 
     run_report run;
     run.command = cmd.str();

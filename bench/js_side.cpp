@@ -36,6 +36,7 @@ std::string run_js_side(std::string const& script, bench_config const& cfg, serv
         {"BENCH_CONCURRENCY", std::to_string(cfg.concurrency)},
         {"BENCH_MEMORY_MIB", std::to_string(cfg.memory_mib)},
         {"BENCH_QUIET", cfg.quiet ? "1" : "0"},
+        {"BENCH_SERVER_PID", std::to_string(srv.server_pid)},
     };
     std::string err;
     auto child = child_process::spawn(node, {(dir / (script + ".mjs")).string()}, env, true, &err);

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -274,6 +275,57 @@ std::string check_schema(json::value const& v)
             if (!ro || !ro->if_contains("metric") || !ro->if_contains("ratio") || !ro->at("ratio").is_number())
                 return name + ": malformed ratio row";
         }
+    }
+    return {};
+}
+
+std::string append_from_json(json::value const& v, run_report& out)
+{
+    if (auto problem = check_schema(v); !problem.empty())
+        return problem;
+    for (auto const& s : v.at("scenarios").as_array()) {
+        auto const& so = s.as_object();
+        scenario_report sr;
+        sr.scenario = std::string(so.at("scenario").as_string());
+        if (auto const* p = so.if_contains("params"); p && p->is_object())
+            sr.params = p->as_object();
+        for (auto const& [key, side] : so.at("sides").as_object()) {
+            auto const& sd = side.as_object();
+            auto& out_side = sr.side(std::string(key), sd.contains("label") ? std::string(sd.at("label").as_string()) : std::string(key));
+            for (auto const& [op, summary] : sd.at("operations").as_object()) {
+                auto& samples = out_side.op(std::string(op));
+                for (auto const& x : summary.as_object().at("samples").as_array())
+                    samples.push_back(x.to_number<double>());
+            }
+            for (auto const& [name, m] : sd.at("metrics").as_object())
+                if (m.is_number())
+                    out_side.set_metric(std::string(name), m.to_number<double>());
+            if (auto const* n = sd.if_contains("notes"); n && n->is_array())
+                for (auto const& x : n->as_array())
+                    if (x.is_string())
+                        out_side.notes.emplace_back(x.as_string());
+        }
+        for (auto const& r : so.at("ratios").as_array()) {
+            auto const& ro = r.as_object();
+            ratio_row row;
+            row.metric = std::string(ro.at("metric").as_string());
+            row.numerator = std::string(ro.at("numerator").as_string());
+            row.denominator = std::string(ro.at("denominator").as_string());
+            row.num = ro.at("num").to_number<double>();
+            row.den = ro.at("den").to_number<double>();
+            row.target = std::string(ro.at("target").as_string());
+            // Targets are written as "<= x" or ">= x".
+            if (row.target.size() > 3) {
+                row.lower_is_better = row.target.rfind("<=", 0) == 0;
+                row.target_value = std::strtod(row.target.c_str() + 3, nullptr);
+            }
+            sr.ratios.push_back(std::move(row));
+        }
+        if (auto const* n = so.if_contains("notes"); n && n->is_array())
+            for (auto const& x : n->as_array())
+                if (x.is_string())
+                    sr.notes.emplace_back(x.as_string());
+        out.scenarios.push_back(std::move(sr));
     }
     return {};
 }

@@ -71,6 +71,10 @@ bool write_json(run_report const& r, std::string const& path);
 /// first problem, or empty when valid.
 std::string check_schema(boost::json::value const& v);
 
+/// Reads back what to_json wrote (samples, metrics, notes, ratios, params);
+/// used to merge per-scenario child runs. Appends to `out`; error text or empty.
+std::string append_from_json(boost::json::value const& v, run_report& out);
+
 /// Fills a side from the JSON a bench/js script prints:
 /// {"operations":{"<op>":[ms,...]}, "metrics":{"<name>":number}, "notes":[...]}.
 /// Returns an error text, empty on success.

@@ -1,7 +1,11 @@
 // getrusage(RUSAGE_SELF) as seconds and KiB.
 #include "resource_usage.hpp"
 
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <sys/resource.h>
+#include <unistd.h>
 
 namespace prism_e2b::bench {
 
@@ -18,6 +22,31 @@ resource_sample sample_self()
     s.system_seconds = seconds(ru.ru_stime);
     s.peak_rss_kib = ru.ru_maxrss;
     return s;
+}
+
+double process_cpu_seconds(int pid)
+{
+    if (pid <= 0)
+        return 0;
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(in, line))
+        return 0;
+    // Fields after the ")" that ends the command name: state is field 3,
+    // utime field 14, stime field 15.
+    auto const close = line.rfind(')');
+    if (close == std::string::npos)
+        return 0;
+    std::istringstream rest(line.substr(close + 2));
+    std::string field;
+    double utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && (rest >> field); ++i) {
+        if (i == 14)
+            utime = std::stod(field);
+        if (i == 15)
+            stime = std::stod(field);
+    }
+    return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace prism_e2b::bench

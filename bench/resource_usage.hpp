@@ -17,6 +17,9 @@ struct resource_sample {
 /// are not counted.
 resource_sample sample_self();
 
+/// utime+stime of another process from /proc/<pid>/stat (0 when unreadable).
+double process_cpu_seconds(int pid);
+
 }  // namespace prism_e2b::bench
 
 #endif

@@ -25,6 +25,7 @@ struct server_endpoint {
     std::string api_url;
     std::string sandbox_url;
     std::string api_key;  ///< secret: passed to node in the environment only
+    int server_pid = 0;   ///< the prism-e2b-local subprocess
 };
 
 /// The C++ side of each scenario; each fills report.side("cpp", ...) (and, for

@@ -1,6 +1,7 @@
 // Shared helpers of the JS side: configuration from the environment (the C++
 // driver passes the same server and parameters it uses), timing, and the
 // process-level cost figures the C++ side reports too.
+import { readFileSync } from 'node:fs'
 import { Sandbox } from 'e2b'
 
 export const config = {
@@ -54,6 +55,20 @@ export function progress(label, total) {
         if (done === total) process.stderr.write('\n')
       }
     },
+  }
+}
+
+/** utime+stime of the server process (BENCH_SERVER_PID) in seconds; 0 when unknown. */
+export function serverCpuSeconds() {
+  const pid = process.env.BENCH_SERVER_PID
+  if (!pid) return 0
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    // rest[0] is field 3 (state): utime is field 14, stime field 15; ticks are 100/s on Linux.
+    return (Number(rest[11]) + Number(rest[12])) / 100
+  } catch {
+    return 0
   }
 }
 

@@ -1,7 +1,7 @@
 // Exec fan-out with the official SDK: BENCH_EXECS short commands (/bin/true)
 // across BENCH_SANDBOXES sandboxes, BENCH_CONCURRENCY workers per sandbox (the
 // C++ side's max_concurrent_execs). Same scenario as `prism-e2b bench fan_out`.
-import { cpuSeconds, config, createSandbox, emit, nowMs, peakRssKib, progress, timed } from './common.mjs'
+import { cpuSeconds, serverCpuSeconds, config, createSandbox, emit, nowMs, peakRssKib, progress, timed } from './common.mjs'
 
 const create = []
 const sandboxes = []
@@ -21,6 +21,7 @@ const bar = progress('exec', config.execs)
 const perSandbox = sandboxes.map((_, i) =>
   Math.floor(config.execs / sandboxes.length) + (i < config.execs % sandboxes.length ? 1 : 0))
 const cpu0 = process.cpuUsage()
+const server0 = serverCpuSeconds()
 const t0 = nowMs()
 await Promise.all(
   sandboxes.flatMap((s, i) => {
@@ -39,6 +40,7 @@ await Promise.all(
 )
 const wall = (nowMs() - t0) / 1000
 const cpu = cpuSeconds(cpu0)
+const serverCpu = serverCpuSeconds() - server0
 await Promise.all(sandboxes.map((s) => s.kill()))
 emit({
   operations: { exec, create },
@@ -50,6 +52,7 @@ emit({
     cpu_seconds: cpu,
     cpu_seconds_per_1000: (cpu / exec.length) * 1000,
     peak_rss_kib: peakRssKib(),
+    server_cpu_cores_busy: serverCpu / wall,
   },
   notes: ['commands.run("/bin/true") starts /bin/bash -l -c /bin/true on the server (the SDK always uses a login shell)'],
 })
