@@ -211,7 +211,9 @@ struct origin_pool {
     }
     void discard(std::shared_ptr<connection> const& c)
     {
-        c->close_now();
+        // On the connection's strand: a stream's close() may be closing the same
+        // socket there right now (found by TSan).
+        asio::dispatch(c->strand, [c] { c->close_now(); });
         std::lock_guard lock(mutex);
         --open;
     }
