@@ -172,6 +172,8 @@ int run_cli(std::string scenario, int argc, char** argv)
             return 2;
         }
         scenario = argv[0];
+        if (scenario == "--check" && argc >= 3)
+            return check_files(argv[1], argv[2]);
         cmd << scenario;
         i = 1;
     }

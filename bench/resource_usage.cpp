@@ -33,20 +33,18 @@ double process_cpu_seconds(int pid)
     if (!std::getline(in, line))
         return 0;
     // Fields after the ")" that ends the command name: state is field 3,
-    // utime field 14, stime field 15.
+    // utime 14, stime 15, cutime 16, cstime 17 (reaped children: the commands
+    // the server ran count as server work).
     auto const close = line.rfind(')');
     if (close == std::string::npos)
         return 0;
     std::istringstream rest(line.substr(close + 2));
     std::string field;
-    double utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && (rest >> field); ++i) {
-        if (i == 14)
-            utime = std::stod(field);
-        if (i == 15)
-            stime = std::stod(field);
-    }
-    return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+    double ticks = 0;
+    for (int i = 3; i <= 17 && (rest >> field); ++i)
+        if (i >= 14)
+            ticks += std::stod(field);
+    return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace prism_e2b::bench

@@ -17,7 +17,8 @@ struct resource_sample {
 /// are not counted.
 resource_sample sample_self();
 
-/// utime+stime of another process from /proc/<pid>/stat (0 when unreadable).
+/// utime+stime+cutime+cstime of another process from /proc/<pid>/stat: its own
+/// CPU and that of its reaped children (0 when unreadable).
 double process_cpu_seconds(int pid);
 
 }  // namespace prism_e2b::bench

@@ -2,7 +2,9 @@
 # that the SVG exists and is an <svg> document. Times are never asserted.
 file(REMOVE_RECURSE ${OUT_DIR})
 file(MAKE_DIRECTORY ${OUT_DIR})
-set(_args --n 3 --json ${OUT_DIR}/out.json --svg ${OUT_DIR}/out.svg --quiet --smoke)
+# PREFIX: arguments before the options (e.g. "bench;all" for the prism-e2b CLI);
+# CHECK_PREFIX: the same for the --check step ("bench" for the CLI).
+set(_args ${PREFIX} --n 3 --json ${OUT_DIR}/out.json --svg ${OUT_DIR}/out.svg --quiet --smoke)
 if(EXISTS ${JS_DIR}/node_modules/e2b)
   list(APPEND _args --js)
 endif()
@@ -10,7 +12,7 @@ execute_process(COMMAND ${BENCH} ${_args} RESULT_VARIABLE _rc)
 if(NOT _rc EQUAL 0)
   message(FATAL_ERROR "benchmark failed: ${_rc}")
 endif()
-execute_process(COMMAND ${BENCH} --check ${OUT_DIR}/out.json ${OUT_DIR}/out.svg RESULT_VARIABLE _rc)
+execute_process(COMMAND ${BENCH} ${CHECK_PREFIX} --check ${OUT_DIR}/out.json ${OUT_DIR}/out.svg RESULT_VARIABLE _rc)
 if(NOT _rc EQUAL 0)
   message(FATAL_ERROR "report check failed: ${_rc}")
 endif()

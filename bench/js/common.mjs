@@ -58,15 +58,16 @@ export function progress(label, total) {
   }
 }
 
-/** utime+stime of the server process (BENCH_SERVER_PID) in seconds; 0 when unknown. */
+/** CPU seconds of the server process (BENCH_SERVER_PID) and its reaped children; 0 when unknown. */
 export function serverCpuSeconds() {
   const pid = process.env.BENCH_SERVER_PID
   if (!pid) return 0
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    // rest[0] is field 3 (state): utime is field 14, stime field 15; ticks are 100/s on Linux.
-    return (Number(rest[11]) + Number(rest[12])) / 100
+    // rest[0] is field 3 (state): utime 14, stime 15, cutime 16, cstime 17
+    // (reaped children count as server work); ticks are 100/s on Linux.
+    return (Number(rest[11]) + Number(rest[12]) + Number(rest[13]) + Number(rest[14])) / 100
   } catch {
     return 0
   }
