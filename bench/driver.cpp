@@ -29,7 +29,7 @@ namespace prism_e2b::bench {
 std::string usage()
 {
     return "usage: prism-e2b bench <pause_resume|fan_out|unary_floor|all> [options]\n"
-           "  --n N             pause/resume cycles (default 50); unary calls are N*20 per side\n"
+           "  --n N             pause/resume cycles (default 50); unary calls are N*40 per side\n"
            "  --execs N         fan-out execs (default 1000)\n"
            "  --sandboxes N     fan-out sandboxes (default 50)\n"
            "  --concurrency N   fan-out max_concurrent_execs per sandbox (default 8)\n"

@@ -3,6 +3,10 @@
 #include "scenario.hpp"
 #include "stats.hpp"
 
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
 namespace prism_e2b::bench {
 
 namespace {
@@ -52,6 +56,20 @@ void add_ratios(scenario_report& report)
         add(report, "client peak RSS (KiB)", "cpp", m(cpp, "peak_rss_kib"), "js", m(js, "peak_rss_kib"), "<= 0.2",
             0.2);
         latency_rows(report, *cpp, *js, "exec", "exec");
+        // Say so when the server (with the commands it spawns) saturated the
+        // machine: then throughput measures the server, not the client.
+        double const cores = std::max(1u, std::thread::hardware_concurrency());
+        for (auto const* s : {cpp, js}) {
+            double const busy = s->metric("server_cpu_cores_busy").value_or(0);
+            if (busy >= 0.6 * cores) {
+                char buf[200];
+                std::snprintf(buf, sizeof buf,
+                              "during the %s run the server and its commands kept %.2f of %.0f cores busy: "
+                              "the server is the bottleneck, so throughput measures it, not the client",
+                              s->key.c_str(), busy, cores);
+                report.notes.emplace_back(buf);
+            }
+        }
         latency_rows(report, *cpp, *js, "create", "create");
     }
     if (report.scenario == "pause_resume" && js) {

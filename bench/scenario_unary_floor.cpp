@@ -1,6 +1,6 @@
 // Unary floor: filesystem.Filesystem/Stat through the native client
 // (e2b::client::stat) and through raw_envd_connection, in alternating blocks
-// of the same run so drift hits both alike. Calls: cfg.n * 20 per side.
+// of the same run so drift hits both alike. Calls: cfg.n * 40 per side.
 #include "io_run.hpp"
 #include "progress_bar.hpp"
 #include "raw_floor.hpp"
@@ -18,8 +18,8 @@ namespace asio = boost::asio;
 
 std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv, scenario_report& report)
 {
-    std::size_t const calls = cfg.n * 20;
-    std::size_t const block = std::min<std::size_t>(50, calls);
+    std::size_t const calls = cfg.n * 40;
+    std::size_t const block = std::min<std::size_t>(10, calls);
     report.params["calls_per_side"] = calls;
     report.params["block"] = block;
     report.params["call"] = "filesystem.Filesystem/Stat {\"path\":\"/home/user\"}";
@@ -82,9 +82,11 @@ std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv,
     });
     sdk.set_metric("calls", static_cast<double>(sdk.find_op("stat") ? sdk.find_op("stat")->size() : 0));
     sdk.set_metric("cpu_seconds", sdk_cpu);
+    sdk.set_metric("peak_rss_kib", static_cast<double>(sample_self().peak_rss_kib));
     raw.set_metric("calls", static_cast<double>(raw.find_op("stat") ? raw.find_op("stat")->size() : 0));
     raw.set_metric("cpu_seconds", raw_cpu);
-    report.notes.push_back("getrusage has ~1-4 ms tick granularity on some kernels: per-block CPU is approximate");
+    report.notes.push_back("CPU is summed per block of calls from getrusage (tick-granular): approximate; "
+                           "the raw loop runs in the same process, so peak RSS is reported for the process once");
     if (!err.empty())
         return err;
     if (cfg.js)

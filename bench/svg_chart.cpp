@@ -119,7 +119,7 @@ std::string render_svg(run_report const& r)
                      << esc(op) << " · " << esc(side.key) << " (p50 " << fmt("%.3g", s.p50) << " ms)</text>\n";
                 // Dots: deterministic jitter so the file is reproducible.
                 std::size_t i = 0;
-                std::size_t const step = std::max<std::size_t>(1, sorted.size() / 400);
+                std::size_t const step = std::max<std::size_t>(1, sorted.size() / 150);
                 for (double v : *samples) {
                     if (i++ % step)
                         continue;

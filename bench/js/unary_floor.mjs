@@ -1,5 +1,5 @@
 // The unary envd call of `prism-e2b bench unary_floor` (filesystem Stat) through
-// Calls: BENCH_N * 20 after 20 warm-up calls, as on the C++ side.
+// Calls: BENCH_N * 40 after 20 warm-up calls, as on the C++ side.
 // the official SDK (files.getInfo), sequentially, for comparison.
 import { config, cpuSeconds, createSandbox, emit, peakRssKib, progress, timed } from './common.mjs'
 
@@ -7,9 +7,9 @@ const sbx = await createSandbox()
 const stat = []
 try {
   for (let i = 0; i < 20; i++) await sbx.files.getInfo('/home/user')
-  const bar = progress("stat", config.n * 20)
+  const bar = progress("stat", config.n * 40)
   const cpu0 = process.cpuUsage()
-  for (let i = 0; i < config.n * 20; i++) {
+  for (let i = 0; i < config.n * 40; i++) {
     stat.push(await timed(() => sbx.files.getInfo('/home/user')))
     bar.tick()
   }
