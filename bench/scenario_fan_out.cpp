@@ -29,28 +29,25 @@ namespace asio = boost::asio;
 
 namespace {
 
-/// Counts outstanding coroutines; wait() resumes when the count reaches zero.
-/// Thread safety: the count is atomic; the timer is only touched by its waiter
-/// and by the last finisher through asio::post to the waiter's executor.
+/// Counts outstanding coroutines; wait() returns when the count reaches zero.
+/// Thread safety: the count is atomic and the waiter polls it with its own
+/// timer every millisecond, so no I/O object is shared between threads of a
+/// multi-threaded io_context (the wall-clock error is at most 1 ms).
 class join_counter {
 public:
-    explicit join_counter(asio::any_io_executor ex) : timer_(ex, std::chrono::steady_clock::time_point::max()) {}
     void add(std::size_t n) { left_ += n; }
-    void done()
-    {
-        if (--left_ == 0)
-            asio::post(timer_.get_executor(), [this] { timer_.cancel(); });
-    }
+    void done() { --left_; }
     asio::awaitable<void> wait()
     {
+        asio::steady_timer t(co_await asio::this_coro::executor);
         while (left_.load() != 0) {
-            auto [ec] = co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+            t.expires_after(std::chrono::milliseconds(1));
+            auto [ec] = co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
             (void)ec;
         }
     }
 
 private:
-    asio::steady_timer timer_;
     std::atomic<std::size_t> left_{0};
 };
 
@@ -83,7 +80,7 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
         std::vector<std::shared_ptr<e2b_sandbox>> sandboxes(cfg.sandboxes);
         {
             progress_bar bar("create (C++)", cfg.sandboxes, cfg.quiet);
-            join_counter join(ex);
+            join_counter join;
             join.add(cfg.sandboxes);
             for (std::size_t i = 0; i < cfg.sandboxes; ++i)
                 asio::co_spawn(
@@ -116,7 +113,7 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
             co_return first_failure;
 
         progress_bar bar("exec fan-out (C++)", cfg.execs, cfg.quiet);
-        join_counter join(ex);
+        join_counter join;
         std::vector<std::atomic<std::size_t>> left(cfg.sandboxes);
         for (std::size_t i = 0; i < cfg.sandboxes; ++i)
             left[i] = cfg.execs / cfg.sandboxes + (i < cfg.execs % cfg.sandboxes ? 1 : 0);
