@@ -15,7 +15,9 @@ namespace prism_e2b::e2b {
 /// Every field left empty is taken from the environment as the official SDK
 /// does: api_key from E2B_API_KEY, domain from E2B_DOMAIN (default "e2b.app"),
 /// api_url from E2B_API_URL (default "https://api.<domain>"), sandbox_url from
-/// E2B_SANDBOX_URL (default per sandbox "https://49983-<id>.<domain>").
+/// E2B_SANDBOX_URL (default "https://sandbox.<domain>" for E2B's own domains
+/// e2b.app, e2b.dev, e2b.pro, e2b-staging.dev, as the official SDK; otherwise
+/// per sandbox "https://49983-<id>.<domain>").
 struct client_options {
     std::optional<std::string> api_key;      ///< secret; never logged
     std::optional<std::string> domain;
