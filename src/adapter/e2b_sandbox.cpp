@@ -470,7 +470,8 @@ asio::awaitable<result<void>> e2b_sandbox::resume()
 
 asio::awaitable<result<void>> e2b_sandbox::stop(stop_options)
 {
-    auto r = co_await pause(pause_options{true});
+    pause_options const keep_memory{true}; // named: no braced temporary inside a co_await (g++ 12)
+    auto r = co_await pause(keep_memory);
     if (!r)
         co_return r.error();
     if (!r->is_paused())
