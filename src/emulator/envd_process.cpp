@@ -561,7 +561,8 @@ asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::
                 co_return;
             }
             p->signal(sig);
-            co_await sink.send(unary_ok({}));
+            http_response ok = unary_ok({});
+            co_await sink.send(std::move(ok));
             co_return;
         }
         if (method == "CloseStdin") {
