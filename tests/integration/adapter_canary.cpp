@@ -50,6 +50,9 @@ std::string access_token_of(local_server_fixture& f, std::string const& id)
     return std::string(o["envdAccessToken"].as_string());
 }
 
+// Named options: g++ 12 mis-destroys braced temporaries inside a co_await full-expression.
+pause_options const keep_memory{.keep_memory = true};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(test_adapter_canary)
@@ -122,7 +125,7 @@ BOOST_AUTO_TEST_CASE(no_secret_reaches_logs_errors_refs_labels_status_or_process
             auto st = co_await sb->status();
             ev.add("status", st->id + " " + st->template_name);
 
-            auto p = co_await sb->pause(pause_options{true});
+            auto p = co_await sb->pause(keep_memory);
             BOOST_TEST_REQUIRE(p.has_value());
             ev.add("pause", p->message);
             auto paused = co_await sb->exec(shell("true"));

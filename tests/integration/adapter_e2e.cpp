@@ -127,6 +127,13 @@ struct collector {
 
 constexpr auto long_test = std::chrono::seconds(120);
 
+// Named options: g++ 12 mis-destroys braced temporaries inside a co_await full-expression.
+pause_options const keep_memory{.keep_memory = true};
+pause_options const filesystem_only{.keep_memory = false};
+stop_options const default_stop{};
+close_options const default_close{};
+close_options const with_snapshot{.export_snapshot = true};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(test_adapter_e2e)
@@ -183,14 +190,14 @@ BOOST_AUTO_TEST_CASE(create_exec_status_pause_resume_kill)
             BOOST_TEST(st->template_name == "base");
             BOOST_TEST(st->command_count == 5u);
 
-            auto p = co_await sb->pause(pause_options{true});
+            auto p = co_await sb->pause(keep_memory);
             BOOST_TEST_REQUIRE(p.has_value(), (p ? "" : p.error().to_string()));
             BOOST_TEST((p->result == pause_outcome::kind::paused));
             auto paused = co_await sb->exec(shell("true"));
             BOOST_TEST((!paused && paused.error() == errc::paused));
             auto st2 = co_await sb->status();
             BOOST_TEST((st2->state == sandbox_state::paused));
-            auto again = co_await sb->pause(pause_options{true});
+            auto again = co_await sb->pause(keep_memory);
             BOOST_TEST((again.has_value() && again->result == pause_outcome::kind::already_paused));
 
             auto res = co_await sb->resume();
@@ -201,7 +208,7 @@ BOOST_AUTO_TEST_CASE(create_exec_status_pause_resume_kill)
             }
 
             // Filesystem-only pause keeps files.
-            auto pf = co_await sb->pause(pause_options{false});
+            auto pf = co_await sb->pause(filesystem_only);
             BOOST_TEST((pf.has_value() && pf->snapshot == snapshot_kind::filesystem));
             {
                 auto v4_ = co_await sb->resume();
@@ -212,7 +219,7 @@ BOOST_AUTO_TEST_CASE(create_exec_status_pause_resume_kill)
                 BOOST_TEST(v5_ == "f");
             }
 
-            auto stop = co_await sb->stop(stop_options{});
+            auto stop = co_await sb->stop(default_stop);
             BOOST_TEST(stop.has_value());
             {
                 auto v6_ = co_await sb->status();
@@ -228,7 +235,7 @@ BOOST_AUTO_TEST_CASE(create_exec_status_pause_resume_kill)
                 BOOST_TEST(v8_.has_value());
             }
             {
-                auto v9_ = co_await sb->close(close_options{});
+                auto v9_ = co_await sb->close(default_close);
                 BOOST_TEST(v9_.has_value());
             }
             {
@@ -248,7 +255,7 @@ BOOST_AUTO_TEST_CASE(pause_503_leaves_running_and_close_export_destroys_nothing)
             BOOST_TEST_REQUIRE(sb_r.has_value());
             auto sb = *sb_r;
             f.server().faults().fail_next_pauses(1);
-            auto p = co_await sb->pause(pause_options{true});
+            auto p = co_await sb->pause(keep_memory);
             BOOST_TEST_REQUIRE(p.has_value(), (p ? "" : p.error().to_string()));
             BOOST_TEST((p->result == pause_outcome::kind::refused_busy));
             BOOST_TEST(p->http_status == 503);
@@ -261,7 +268,7 @@ BOOST_AUTO_TEST_CASE(pause_503_leaves_running_and_close_export_destroys_nothing)
                 BOOST_TEST(v12_ == "alive");
             }
 
-            auto c = co_await sb->close(close_options{true});
+            auto c = co_await sb->close(with_snapshot);
             BOOST_TEST((!c && c.error() == errc::unsupported));
             {
                 auto v13_ = co_await sh(sb, "echo still");
@@ -285,7 +292,7 @@ BOOST_AUTO_TEST_CASE(connect_fails_closed_and_never_resumes_by_itself)
             auto sb_r = co_await create_e2b_sandbox(ex, o);
             BOOST_TEST_REQUIRE(sb_r.has_value());
             auto sb = *sb_r;
-            co_await sb->pause(pause_options{false});
+            co_await sb->pause(filesystem_only);
 
             auto wrong = connect_options(f, sb->id());
             wrong.expected_labels = {{"app.owner", "mallory"}};
@@ -453,7 +460,7 @@ BOOST_AUTO_TEST_CASE(processes_io_attach_after_memory_and_filesystem_pause)
                 BOOST_TEST(v26_.has_value());
             }
             {
-                auto v27_ = co_await sb->pause(pause_options{true});
+                auto v27_ = co_await sb->pause(keep_memory);
                 BOOST_TEST(v27_->is_paused());
             }
             {
@@ -480,7 +487,7 @@ BOOST_AUTO_TEST_CASE(processes_io_attach_after_memory_and_filesystem_pause)
             BOOST_TEST_REQUIRE(second.has_value());
             auto ref2 = (*second)->ref();
             {
-                auto v30_ = co_await sb->pause(pause_options{false});
+                auto v30_ = co_await sb->pause(filesystem_only);
                 BOOST_TEST(v30_->is_paused());
             }
             auto null_paused = co_await sb->attach_process(ref2, nullptr);

@@ -9,6 +9,15 @@ using namespace prism_e2b;
 using namespace prism_e2b::test;
 using names = std::vector<std::string>;
 
+namespace {
+// Named options: g++ 12 mis-destroys braced temporaries inside a co_await full-expression.
+pause_options const keep_memory{.keep_memory = true};
+pause_options const filesystem_only{.keep_memory = false};
+stop_options const default_stop{};
+close_options const default_close{};
+close_options const with_snapshot{.export_snapshot = true};
+}  // namespace
+
 BOOST_AUTO_TEST_SUITE(test_e2b_sandbox)
 
 BOOST_AUTO_TEST_CASE(create_sends_defaults_and_makes_workdir)
@@ -300,7 +309,7 @@ BOOST_AUTO_TEST_CASE(resume_sends_the_configured_timeout)
         e2b_sandbox_options o;
         o.timeout = std::chrono::milliseconds(600000);
         auto sb = co_await make_sandbox(ex, fake, o);
-        auto p = co_await sb->pause({.keep_memory = true});
+        auto p = co_await sb->pause(keep_memory);
         BOOST_TEST_REQUIRE(p.has_value());
         BOOST_TEST((p->result == pause_outcome::kind::paused));
         BOOST_TEST((p->snapshot == snapshot_kind::memory));
@@ -321,7 +330,7 @@ BOOST_AUTO_TEST_CASE(pause_503_is_refused_and_leaves_running)
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         fake->pause_reply_next({e2b::pause_reply::kind::busy, 503, "sandbox is busy"});
-        auto p = co_await sb->pause({.keep_memory = false});
+        auto p = co_await sb->pause(filesystem_only);
         BOOST_TEST_REQUIRE(p.has_value());
         BOOST_TEST((p->result == pause_outcome::kind::refused_busy));
         BOOST_TEST(!p->is_paused());
@@ -334,7 +343,7 @@ BOOST_AUTO_TEST_CASE(pause_503_is_refused_and_leaves_running)
         BOOST_TEST(e.has_value());  // still running: activity works
 
         fake->pause_reply_next({e2b::pause_reply::kind::busy, 503, "busy"});
-        auto st = co_await sb->stop({});
+        auto st = co_await sb->stop(default_stop);
         BOOST_TEST_REQUIRE(!st);
         BOOST_TEST((st.error() == errc::service_busy));
         BOOST_TEST(fake->calls_named("pause_sandbox").at(1).detail == "memory=true");
@@ -346,10 +355,10 @@ BOOST_AUTO_TEST_CASE(pause_twice_is_already_paused_and_stop_pauses_with_memory)
     auto fake = std::make_shared<fake_e2b_client>();
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
-        auto st = co_await sb->stop({});
+        auto st = co_await sb->stop(default_stop);
         BOOST_TEST(st.has_value());
         BOOST_TEST(fake->calls_named("pause_sandbox").at(0).detail == "memory=true");
-        auto p = co_await sb->pause({.keep_memory = true});
+        auto p = co_await sb->pause(keep_memory);
         BOOST_TEST_REQUIRE(p.has_value());
         BOOST_TEST((p->result == pause_outcome::kind::already_paused));
         BOOST_TEST(p->is_paused());
@@ -365,7 +374,7 @@ BOOST_AUTO_TEST_CASE(kill_twice_is_one_vendor_kill_and_close_is_idempotent)
         auto sb = co_await make_sandbox(ex, fake);
         { auto r_ = co_await sb->kill(); BOOST_TEST(r_.has_value()); }
         { auto r_ = co_await sb->kill(); BOOST_TEST(r_.has_value()); }
-        { auto r_ = co_await sb->close({}); BOOST_TEST(r_.has_value()); }
+        { auto r_ = co_await sb->close(default_close); BOOST_TEST(r_.has_value()); }
         BOOST_TEST(fake->count("kill_sandbox") == 1u);
         auto s = co_await sb->status();
         BOOST_TEST((s->state == sandbox_state::killed));
@@ -429,7 +438,7 @@ BOOST_AUTO_TEST_CASE(close_with_export_is_unsupported_and_makes_no_call)
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         fake->clear_calls();
-        auto r = co_await sb->close({.export_snapshot = true});
+        auto r = co_await sb->close(with_snapshot);
         BOOST_TEST_REQUIRE(!r);
         BOOST_TEST((r.error() == errc::unsupported));
         BOOST_TEST(fake->calls().empty());

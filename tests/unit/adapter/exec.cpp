@@ -25,6 +25,9 @@ process_script runs_until_signalled(std::vector<e2b::process_event> events = {})
     return s;
 }
 
+// Named options: g++ 12 mis-destroys braced temporaries inside a co_await full-expression.
+pause_options const keep_memory{.keep_memory = true};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(test_exec)
@@ -273,7 +276,7 @@ BOOST_AUTO_TEST_CASE(a_pause_while_queued_for_a_slot_fails_the_exec_without_a_ca
         asio::co_spawn(ex, sb->exec(shell("true")),
                        [&](std::exception_ptr, result<exec_result> r) { queued = std::move(r); });
         co_await sleep_for(std::chrono::milliseconds(20));
-        auto p = co_await sb->pause(pause_options{true});
+        auto p = co_await sb->pause(keep_memory);
         BOOST_TEST(p.has_value());
         fake->end_process(100, 0);  // frees the slot (as if it finished before the pause)
         for (int i = 0; i < 200 && !queued; ++i)

@@ -35,6 +35,7 @@ private:
     std::string id_ = "exec-only";
 };
 
+// Callers pass a named closure: no temporary lives across the co_await (g++ 12).
 template <class Pred>
 asio::awaitable<bool> eventually(Pred pred)
 {
@@ -100,7 +101,10 @@ BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
         auto& ps = **reg;
         auto id = co_await ps.start("alice", proc("/bin/cat"));
         BOOST_TEST_REQUIRE(id.has_value());
-        BOOST_TEST(co_await eventually([&] { return ps.output("alice", *id, 0, 100)->cursor == 4; }));
+        {
+            auto const ready = [&] { return ps.output("alice", *id, 0, 100)->cursor == 4; };
+            BOOST_TEST(co_await eventually(ready));
+        }
         auto p1 = ps.output("alice", *id, 0);
         BOOST_TEST_REQUIRE(p1.has_value());
         BOOST_TEST(p1->data == "hell");  // capped by max_output_chunk
@@ -116,14 +120,20 @@ BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
         BOOST_TEST(all == "hello world");
         auto in = co_await ps.input("alice", *id, "!");
         BOOST_TEST(in.has_value());
-        BOOST_TEST(co_await eventually([&] { return ps.output("alice", *id, cur)->data == "!"; }));
+        {
+            auto const ready = [&] { return ps.output("alice", *id, cur)->data == "!"; };
+            BOOST_TEST(co_await eventually(ready));
+        }
         auto info = ps.info("alice", *id);
         BOOST_TEST_REQUIRE(info.has_value());
         fake->end_process(info->pid, 0);
         auto w = co_await ps.wait("alice", *id, std::chrono::milliseconds(2000));
         BOOST_TEST_REQUIRE(w.has_value());
         BOOST_TEST(w->exit_code.value_or(-1) == 0);
-        BOOST_TEST(co_await eventually([&] { return ps.output("alice", *id, cur + 1)->eof; }));
+        {
+            auto const ready = [&] { return ps.output("alice", *id, cur + 1)->eof; };
+            BOOST_TEST(co_await eventually(ready));
+        }
         auto bad = ps.output("alice", *id, cur + 100);
         BOOST_TEST((!bad && bad.error() == errc::invalid_argument));
     });

@@ -44,7 +44,8 @@ std::vector<std::string> const& no_args()
 }
 
 // A template (the closure is trivially destructible): a std::function temporary
-// built inside co_await would hit the g++ 12 double-destruction bug.
+// built inside co_await would hit the g++ 12 double-destruction bug. Callers
+// still pass a named closure so no temporary lives across the co_await.
 template <class Pred>
 asio::awaitable<bool> eventually(Pred pred)
 {
@@ -55,6 +56,10 @@ asio::awaitable<bool> eventually(Pred pred)
     }
     co_return pred();
 }
+
+// Named options: g++ 12 mis-destroys braced temporaries inside a co_await full-expression.
+pause_options const keep_memory{.keep_memory = true};
+pause_options const filesystem_only{.keep_memory = false};
 
 }  // namespace
 
@@ -85,7 +90,10 @@ BOOST_AUTO_TEST_CASE(start_process_gives_a_non_secret_ref_and_streams_output)
 
         auto w = co_await (*h)->write("hello");
         BOOST_TEST(w.has_value());
-        BOOST_TEST(co_await eventually([&] { return out.get() == "hello"; }));
+        {
+            auto const ready = [&] { return out.get() == "hello"; };
+            BOOST_TEST(co_await eventually(ready));
+        }
         auto c = co_await (*h)->close_stdin();
         BOOST_TEST(c.has_value());
         fake->end_process(100, 7);
@@ -179,7 +187,10 @@ BOOST_AUTO_TEST_CASE(release_detaches_and_attach_reconnects_by_ref)
         BOOST_TEST((*a)->pid() == 100u);
         BOOST_TEST((*a)->ref() == ref);
         fake->push_event(100, stdout_event("after attach"));
-        BOOST_TEST(co_await eventually([&] { return out.get() == "after attach"; }));
+        {
+            auto const ready = [&] { return out.get() == "after attach"; };
+            BOOST_TEST(co_await eventually(ready));
+        }
         fake->end_process(100, 0);
         auto e = co_await (*a)->wait(std::chrono::milliseconds(1000));
         BOOST_TEST_REQUIRE(e.has_value());
@@ -235,7 +246,7 @@ BOOST_AUTO_TEST_CASE(attach_after_memory_pause_and_resume_works)
         auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
         auto ref = (*h)->ref();
         co_await (*h)->release();
-        auto p = co_await sb->pause(pause_options{true});
+        auto p = co_await sb->pause(keep_memory);
         BOOST_TEST_REQUIRE(p.has_value());
         fake->clear_calls();
         auto while_paused = co_await sb->attach_process(ref, nullptr);
@@ -258,7 +269,7 @@ BOOST_AUTO_TEST_CASE(attach_after_filesystem_pause_returns_null_and_processes_ar
         auto sb = co_await make_sandbox(ex, fake);
         auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
         auto ref = (*h)->ref();
-        auto p = co_await sb->pause(pause_options{false});
+        auto p = co_await sb->pause(filesystem_only);
         BOOST_TEST_REQUIRE(p.has_value());
         BOOST_TEST((p->snapshot == snapshot_kind::filesystem));
         // The live handle learns its process is gone: unknown, never an exit code.
@@ -293,17 +304,23 @@ BOOST_AUTO_TEST_CASE(a_stream_cut_by_a_memory_pause_is_reattached_on_resume)
         req.on_data = out.cb();
         auto h = co_await sb->start_process(std::move(req));
         BOOST_TEST_REQUIRE(h.has_value());
-        co_await sb->pause(pause_options{true});
+        co_await sb->pause(keep_memory);
         // The cut is not an outcome: the process lives on in the snapshot.
         auto w = co_await (*h)->wait(std::chrono::milliseconds(60));
         BOOST_TEST_REQUIRE(!w);
         BOOST_TEST((w.error() == errc::timed_out));
         BOOST_TEST(fake->count("connect_process") == 0u);  // nothing while paused
         co_await sb->resume();
-        BOOST_TEST(co_await eventually([&] { return fake->count("connect_process") == 1u; }));
+        {
+            auto const ready = [&] { return fake->count("connect_process") == 1u; };
+            BOOST_TEST(co_await eventually(ready));
+        }
         co_await sleep_for(std::chrono::milliseconds(20));
         fake->push_event(100, stdout_event("still here"));
-        BOOST_TEST(co_await eventually([&] { return out.get() == "still here"; }));
+        {
+            auto const ready = [&] { return out.get() == "still here"; };
+            BOOST_TEST(co_await eventually(ready));
+        }
         fake->end_process(100, 5);
         auto e = co_await (*h)->wait(std::chrono::milliseconds(2000));
         BOOST_TEST_REQUIRE(e.has_value());
@@ -350,7 +367,7 @@ BOOST_AUTO_TEST_CASE(process_io_on_a_paused_sandbox_is_paused_without_calls)
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto h = co_await sb->start_process(proc("/bin/cat"));
-        co_await sb->pause(pause_options{true});
+        co_await sb->pause(keep_memory);
         fake->clear_calls();
         auto w = co_await (*h)->write("x");
         BOOST_TEST((!w && w.error() == errc::paused));
