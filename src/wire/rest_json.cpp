@@ -179,6 +179,18 @@ result<json::value> parse(std::string_view body)
     return v;
 }
 
+/// A response body that must be one JSON object.
+result<json::object> parse_object(std::string_view body)
+{
+    auto v = parse(body);
+    if (!v)
+        return v.error();
+    auto o = as_object(*v);
+    if (!o)
+        return o.error();
+    return std::move(v->get_object());
+}
+
 }  // namespace
 
 std::string encode_uri_component(std::string_view s)
@@ -289,22 +301,19 @@ std::string list_target(e2b::list_params const& p)
 
 result<e2b::sandbox_handle> parse_sandbox(std::string_view body)
 {
-    auto v = parse(body);
-    if (!v)
-        return v.error();
-    auto o = as_object(*v);
+    auto o = parse_object(body);
     if (!o)
         return o.error();
     e2b::sandbox_handle h;
-    auto id = str(**o, "sandboxID", true);
-    auto tpl = str(**o, "templateID", false);
-    auto alias = str(**o, "alias", false);
-    auto envd = str(**o, "envdVersion", false);
+    auto id = str(*o, "sandboxID", true);
+    auto tpl = str(*o, "templateID", false);
+    auto alias = str(*o, "alias", false);
+    auto envd = str(*o, "envdVersion", false);
     for (auto const* r : {&id, &tpl, &alias, &envd})
         if (!*r)
             return r->error();
-    auto tok = opt_str(**o, "envdAccessToken");
-    auto dom = opt_str(**o, "domain");
+    auto tok = opt_str(*o, "envdAccessToken");
+    auto dom = opt_str(*o, "domain");
     if (!tok)
         return tok.error();
     if (!dom)
@@ -322,13 +331,10 @@ result<e2b::sandbox_handle> parse_sandbox(std::string_view body)
 
 result<e2b::sandbox_info> parse_sandbox_detail(std::string_view body)
 {
-    auto v = parse(body);
-    if (!v)
-        return v.error();
-    auto o = as_object(*v);
+    auto o = parse_object(body);
     if (!o)
         return o.error();
-    return to_info(**o, true);
+    return to_info(*o, true);
 }
 
 result<std::vector<e2b::sandbox_info>> parse_sandbox_list(std::string_view body)
