@@ -393,16 +393,9 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, st
         co_await handle_watch_dir(st, std::move(sb), std::move(req), sink);
         co_return;
     }
-    if (req.header("content-type").rfind("application/json", 0) != 0) {
-        http_response r = connect_error("internal", "unsupported content type; use application/json");
-        r.status = 415;
-        co_await sink.send(std::move(r));
-        co_return;
-    }
-    boost::system::error_code ec;
-    json::value v = json::parse(req.body.empty() ? std::string_view("{}") : std::string_view(req.body), ec);
-    if (ec || !v.is_object()) {
-        co_await sink.send(connect_error("invalid_argument", "request body is not a JSON object"));
+    json::value v;
+    if (auto refused = parse_unary_json(req, v)) {
+        co_await sink.send(std::move(*refused));
         co_return;
     }
     auto const& o = v.as_object();

@@ -112,22 +112,6 @@ std::variant<std::shared_ptr<process>, rpc_error> select_process(sandbox& sb, js
     return rpc_error{"invalid_argument", "process selector needs a pid or a tag"};
 }
 
-std::optional<std::chrono::milliseconds> header_ms(http_request const& req, std::string_view name, std::int64_t scale)
-{
-    auto v = req.header(name);
-    if (v.empty() || v.size() > 12)
-        return std::nullopt;
-    std::int64_t n = 0;
-    for (char c : v) {
-        if (c < '0' || c > '9')
-            return std::nullopt;
-        n = n * 10 + (c - '0');
-    }
-    if (n <= 0)
-        return std::nullopt;
-    return std::chrono::milliseconds(n * scale);
-}
-
 json::object event_json(process_event const& ev)
 {
     json::object event;
@@ -277,12 +261,7 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
                 co_return;
             next_keepalive = t + *keepalive;
         }
-        auto wake = t + std::chrono::hours(1);
-        if (deadline)
-            wake = std::min(wake, *deadline);
-        if (next_keepalive)
-            wake = std::min(wake, *next_keepalive);
-        timer.expires_at(wake);
+        timer.expires_at(stream_wake_time(t, deadline, next_keepalive));
         co_await (q->wait() || timer.async_wait(use_nothrow));
     }
 }
@@ -495,16 +474,9 @@ asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::
             co_await connect(st, sb, req, sink);
         co_return;
     }
-    if (ctype.rfind("application/json", 0) != 0) {
-        http_response r = connect_error("internal", "unsupported content type; use application/json");
-        r.status = 415;
-        co_await sink.send(std::move(r));
-        co_return;
-    }
-    boost::system::error_code ec;
-    json::value v = json::parse(req.body.empty() ? std::string_view("{}") : std::string_view(req.body), ec);
-    if (ec || !v.is_object()) {
-        co_await sink.send(connect_error("invalid_argument", "request body is not a JSON object"));
+    json::value v;
+    if (auto refused = parse_unary_json(req, v)) {
+        co_await sink.send(std::move(*refused));
         co_return;
     }
     auto const& o = v.as_object();

@@ -110,18 +110,8 @@ asio::awaitable<void> watch_loop(std::shared_ptr<sandbox> sb, std::string root_p
                                  asio::posix::stream_descriptor& in, http_request const& req, response_sink& sink)
 {
     auto const ex = co_await asio::this_coro::executor;
-    std::optional<std::chrono::milliseconds> keepalive, timeout;
-    auto parse_ms = [&](std::string_view name, std::int64_t scale) -> std::optional<std::chrono::milliseconds> {
-        auto v = req.header(name);
-        if (v.empty() || v.size() > 12 || v.find_first_not_of("0123456789") != std::string_view::npos)
-            return std::nullopt;
-        auto const n = std::stoll(std::string(v));
-        if (n <= 0)
-            return std::nullopt;
-        return std::chrono::milliseconds(n * scale);
-    };
-    keepalive = parse_ms("keepalive-ping-interval", 1000);
-    timeout = parse_ms("connect-timeout-ms", 1);
+    auto const keepalive = header_ms(req, "keepalive-ping-interval", 1000);
+    auto const timeout = header_ms(req, "connect-timeout-ms", 1);
     auto const start = std::chrono::steady_clock::now();
     auto next_keepalive = keepalive ? std::optional(start + *keepalive) : std::nullopt;
     auto const deadline = timeout ? std::optional(start + *timeout) : std::nullopt;
@@ -143,12 +133,7 @@ asio::awaitable<void> watch_loop(std::shared_ptr<sandbox> sb, std::string root_p
                 co_return;
             next_keepalive = now + *keepalive;
         }
-        auto wake = now + std::chrono::hours(1);
-        if (deadline)
-            wake = std::min(wake, *deadline);
-        if (next_keepalive)
-            wake = std::min(wake, *next_keepalive);
-        timer.expires_at(wake);
+        timer.expires_at(stream_wake_time(now, deadline, next_keepalive));
         auto which = co_await (in.async_wait(asio::posix::stream_descriptor::wait_read, use_nothrow) || timer.async_wait(use_nothrow));
         if (which.index() != 0)
             continue;

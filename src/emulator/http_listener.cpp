@@ -29,17 +29,7 @@ namespace http = boost::beast::http;
 using tcp = asio::ip::tcp;
 constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
 
-namespace {
-
-std::string server_timing(std::chrono::steady_clock::time_point since)
-{
-    auto const us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - since).count();
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "app;dur=%.3f", static_cast<double>(us) / 1000.0);
-    return buf;
-}
-
-std::string percent_decode(std::string_view s)
+std::string url_decode(std::string_view s, bool plus_is_space)
 {
     auto hex = [](char c) -> int {
         if (c >= '0' && c <= '9') return c - '0';
@@ -53,11 +43,23 @@ std::string percent_decode(std::string_view s)
         if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
             out.push_back(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
             i += 2;
+        } else if (plus_is_space && s[i] == '+') {
+            out.push_back(' ');
         } else {
             out.push_back(s[i]);
         }
     }
     return out;
+}
+
+namespace {
+
+std::string server_timing(std::chrono::steady_clock::time_point since)
+{
+    auto const us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - since).count();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "app;dur=%.3f", static_cast<double>(us) / 1000.0);
+    return buf;
 }
 
 class beast_sink final : public response_sink {
@@ -279,7 +281,7 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                 auto const& head = parser.get();
                 std::string_view target(head.target().data(), head.target().size());
                 auto const qpos = target.find('?');
-                std::string path = percent_decode(target.substr(0, qpos));
+                std::string path = url_decode(target.substr(0, qpos), false);  // '+' is literal in a path
                 std::size_t const limit = limits_ ? limits_(std::string_view(head.method_string().data(), head.method_string().size()), path) : (1u << 20);
                 // Content-Length beyond the limit: answer before reading the body.
                 if (auto const len = parser.content_length(); len && *len > limit) {

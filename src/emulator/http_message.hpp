@@ -68,6 +68,9 @@ public:
     virtual boost::asio::awaitable<void> wait_peer_closed() = 0;
 };
 
+/// Percent-decodes (and '+' as space when `plus_is_space`). In http_listener.cpp.
+std::string url_decode(std::string_view s, bool plus_is_space = true);
+
 /// Handles one request; must answer through the sink (the listener answers 500 otherwise).
 using request_handler = std::function<boost::asio::awaitable<void>(http_request, response_sink&)>;
 /// Chooses the body limit from the request head (method, path).

@@ -18,6 +18,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <csignal>
 #include <ctime>
 #include <fstream>
@@ -64,6 +65,48 @@ http_response connect_error(std::string const& code, std::string const& message)
     return r;
 }
 
+std::optional<http_response> parse_unary_json(http_request const& req, boost::json::value& out)
+{
+    if (req.header("content-type").rfind("application/json", 0) != 0) {
+        http_response r = connect_error("internal", "unsupported content type; use application/json");
+        r.status = 415;
+        return r;
+    }
+    boost::system::error_code ec;
+    out = boost::json::parse(req.body.empty() ? std::string_view("{}") : std::string_view(req.body), ec);
+    if (ec || !out.is_object())
+        return connect_error("invalid_argument", "request body is not a JSON object");
+    return std::nullopt;
+}
+
+std::optional<std::chrono::milliseconds> header_ms(http_request const& req, std::string_view name, std::int64_t scale)
+{
+    auto v = req.header(name);
+    if (v.empty() || v.size() > 12)
+        return std::nullopt;
+    std::int64_t n = 0;
+    for (char c : v) {
+        if (c < '0' || c > '9')
+            return std::nullopt;
+        n = n * 10 + (c - '0');
+    }
+    if (n <= 0)
+        return std::nullopt;
+    return std::chrono::milliseconds(n * scale);
+}
+
+std::chrono::steady_clock::time_point stream_wake_time(std::chrono::steady_clock::time_point now,
+                                                       std::optional<std::chrono::steady_clock::time_point> deadline,
+                                                       std::optional<std::chrono::steady_clock::time_point> next_keepalive)
+{
+    auto wake = now + std::chrono::hours(1);
+    if (deadline)
+        wake = std::min(wake, *deadline);
+    if (next_keepalive)
+        wake = std::min(wake, *next_keepalive);
+    return wake;
+}
+
 std::string rfc3339(std::chrono::system_clock::time_point tp)
 {
     auto const ms = std::chrono::duration_cast<std::chrono::milliseconds>(tp.time_since_epoch()).count();
@@ -74,29 +117,6 @@ std::string rfc3339(std::chrono::system_clock::time_point tp)
     std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
                   tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
     return buf;
-}
-
-std::string url_decode(std::string_view s, bool plus_is_space)
-{
-    auto hex = [](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-    };
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-            out.push_back(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
-            i += 2;
-        } else if (plus_is_space && s[i] == '+') {
-            out.push_back(' ');
-        } else {
-            out.push_back(s[i]);
-        }
-    }
-    return out;
 }
 
 std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q)

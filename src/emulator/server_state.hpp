@@ -11,6 +11,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/json/value.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -147,10 +148,19 @@ boost::asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state>
 http_response rest_error(int status, std::string const& message);
 /// Connect unary error: HTTP status from the code, body {"code":"<name>","message":...}.
 http_response connect_error(std::string const& code, std::string const& message);
+/// The JSON object of a Connect unary request (an empty body is {}) into `out`;
+/// otherwise the error to answer: 415 for a content type other than
+/// application/json, invalid_argument for a body that is not a JSON object.
+std::optional<http_response> parse_unary_json(http_request const& req, boost::json::value& out);
+/// A positive decimal header (at most 12 digits) times `scale` milliseconds, e.g.
+/// Connect-Timeout-Ms (scale 1) or Keepalive-Ping-Interval in seconds (scale 1000).
+std::optional<std::chrono::milliseconds> header_ms(http_request const& req, std::string_view name, std::int64_t scale);
+/// When a server-streaming loop wakes next: its deadline, its next keepalive, or in an hour.
+std::chrono::steady_clock::time_point stream_wake_time(std::chrono::steady_clock::time_point now,
+                                                       std::optional<std::chrono::steady_clock::time_point> deadline,
+                                                       std::optional<std::chrono::steady_clock::time_point> next_keepalive);
 /// RFC 3339 with milliseconds, UTC ("2026-01-02T03:04:05.678Z").
 std::string rfc3339(std::chrono::system_clock::time_point tp);
-/// Percent-decodes (and '+' as space when `plus_is_space`).
-std::string url_decode(std::string_view s, bool plus_is_space = true);
 /// Parses "a=1&b=2" into decoded pairs.
 std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q);
 /// Random lower-case alphanumeric identifier / hex token from the CSPRNG.
