@@ -13,7 +13,12 @@
 
 #include <prism_e2b/e2b_sandbox.hpp>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/url/parse.hpp>
+
+#include <atomic>
 
 namespace prism_e2b::bench {
 
@@ -87,7 +92,7 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
 {
     report.params["cycles"] = cfg.n;
     report.params["memory_mib"] = cfg.memory_mib;
-    report.params["holder"] = "perl -e '$x = \"a\" x (MiB * 1048576); sleep 100000'";
+    report.params["holder"] = "perl -e '$x = \"a\" x (MiB * 1048576); $| = 1; print \"ready\\n\"; sleep 100000'";
     auto& side = report.side("cpp", "prism-e2b (C++ adapter)");
 
     timing_proxy proxy;
@@ -95,7 +100,7 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
         return err;
 
     std::string const holder =
-        "$x = \"a\" x (" + std::to_string(cfg.memory_mib) + " * 1048576); sleep 100000";
+        "$x = \"a\" x (" + std::to_string(cfg.memory_mib) + " * 1048576); $| = 1; print \"ready\\n\"; sleep 100000";
     auto const cpu0 = sample_self();
     std::string err = run_io(cfg.threads, [&](asio::any_io_executor ex) -> asio::awaitable<std::string> {
         e2b_sandbox_options o;
@@ -114,9 +119,26 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
             pr.file = "/usr/bin/perl";
             pr.args = {"-e", holder};
             pr.stdin_open = false;
+            // Pause only once the process holds its memory (it prints "ready").
+            auto ready = std::make_shared<std::atomic<bool>>(false);
+            pr.on_data = [ready](output_stream, std::string_view d) {
+                if (d.find("ready") != std::string_view::npos)
+                    *ready = true;
+            };
             auto proc = co_await sbx->start_process(std::move(pr));
             if (!proc) {
                 failure = "start holder: " + proc.error().to_string();
+                break;
+            }
+            {
+                asio::steady_timer t(ex);
+                for (int w = 0; w < 30000 && !ready->load(); ++w) {
+                    t.expires_after(std::chrono::milliseconds(1));
+                    co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+                }
+            }
+            if (!ready->load()) {
+                failure = "the memory holder did not report ready";
                 break;
             }
             co_await (*proc)->release();

@@ -4,6 +4,7 @@
 // no sandbox ever ran more than 8 at once.
 #include "common/example_main.hpp"
 
+#include <prism_e2b/e2b/client.hpp>
 #include <prism_e2b/e2b_sandbox.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -26,11 +27,20 @@ asio::awaitable<int> co_main(example::environment env)
 {
     auto ex = co_await asio::this_coro::executor;
 
+    // One client for all sandboxes: one connection pool and TLS context.
+    // (create_e2b_sandbox takes either an api_key or a client, not both.)
+    e2b::client_options copts = env.client_options;
+    copts.api_key = env.api_key;
+    auto client = e2b::make_client(ex, std::move(copts));
+    if (!client)
+        co_return example::fail("client: " + client.error().to_string());
+
     // Create the sandboxes concurrently.
     using create_op = decltype(asio::co_spawn(ex, create_e2b_sandbox(ex, {}), asio::deferred));
     std::vector<create_op> creates;
     for (std::size_t i = 0; i < sandbox_count; ++i) {
-        auto o = env.sandbox_options();
+        e2b_sandbox_options o;
+        o.client = *client;
         o.limits.max_concurrent_execs = max_concurrent;
         o.limits.max_commands = 100;
         creates.push_back(asio::co_spawn(ex, create_e2b_sandbox(ex, std::move(o)), asio::deferred));

@@ -5,7 +5,7 @@
 import { Sandbox } from 'e2b'
 import { config, conn, cpuSeconds, createSandbox, emit, peakRssKib, progress, timed } from './common.mjs'
 
-const holder = `perl -e '$x = "a" x (${config.memoryMib} * 1048576); sleep 100000'`
+const holder = `perl -e '$x = "a" x (${config.memoryMib} * 1048576); $| = 1; print "ready\\n"; sleep 100000'`
 
 const cpu0 = process.cpuUsage()
 const ops = { pause_memory: [], resume_memory: [], pause_filesystem: [], resume_filesystem: [] }
@@ -13,7 +13,22 @@ const sbx = await createSandbox()
 try {
   const bar = progress('pause/resume', config.n)
   for (let i = 0; i < config.n; i++) {
-    await sbx.commands.run(holder, { background: true, timeoutMs: 0 })
+    // Pause only once the process holds its memory (it prints "ready").
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the memory holder did not report ready')), 30_000)
+      sbx.commands
+        .run(holder, {
+          background: true,
+          timeoutMs: 0,
+          onStdout: (d) => {
+            if (d.includes('ready')) {
+              clearTimeout(timer)
+              resolve()
+            }
+          },
+        })
+        .catch(reject)
+    })
     ops.pause_memory.push(await timed(() => sbx.pause({ keepMemory: true })))
     ops.resume_memory.push(await timed(() => Sandbox.connect(sbx.sandboxId, { ...conn, timeoutMs: 600_000 })))
     ops.pause_filesystem.push(await timed(() => sbx.pause({ keepMemory: false })))
