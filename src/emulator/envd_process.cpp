@@ -165,7 +165,8 @@ std::variant<json::object, rpc_error> stream_request(http_request const& req)
 
 /// Streams a process's events until its end, a deadline, an abort or a lost client.
 asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, std::shared_ptr<process> p,
-                                  std::shared_ptr<event_queue> q, http_request const& req, response_sink& sink, bool kill_on_deadline)
+                                  std::shared_ptr<event_queue> q, http_request const& req, response_sink& sink, bool kill_on_deadline,
+                                  std::chrono::steady_clock::time_point call_start)
 {
     auto const ex = co_await asio::this_coro::executor;
     auto const keepalive = header_ms(req, "keepalive-ping-interval", 1000);
@@ -173,7 +174,7 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
     auto const now = std::chrono::steady_clock::now();
     std::optional<std::chrono::steady_clock::time_point> deadline;
     if (timeout)
-        deadline = now + *timeout;
+        deadline = call_start + *timeout;  // the same instant arm_deadline_kill uses
     auto next_keepalive = keepalive ? std::optional(now + *keepalive) : std::nullopt;
     auto cut_budget = st->faults.take_stream_cut();
     std::size_t sent_output = 0;
@@ -194,6 +195,28 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
     }
     asio::steady_timer timer(ex);
     for (;;) {
+        // The deadline first: once it passed the call is over, even when the
+        // process's end (e.g. from arm_deadline_kill's SIGKILL) is already queued.
+        auto const t = std::chrono::steady_clock::now();
+        if (deadline && t >= *deadline) {
+            bool paused;
+            {
+                std::lock_guard lk(sb->mutex);
+                paused = sb->state == sandbox_state::paused;
+            }
+            if (paused) {
+                deadline = t + std::chrono::seconds(1);  // a frozen sandbox's clock does not run
+            } else {
+                if (kill_on_deadline)
+                    p->signal(SIGKILL);
+                std::string last = wire::encode_envelope(
+                    end_stream_payload(rpc_error{"deadline_exceeded", "the request deadline (Connect-Timeout-Ms) passed"}),
+                    wire::envelope_flag_end_stream);
+                co_await sink.write_chunk(std::move(last));
+                co_await sink.finish_stream();
+                co_return;
+            }
+        }
         process_event ev;
         while (q->pop(ev)) {
             bool const is_end = ev.type == process_event::kind::end;
@@ -234,26 +257,6 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
             co_await sink.finish_stream();
             co_return;
         }
-        auto const t = std::chrono::steady_clock::now();
-        if (deadline && t >= *deadline) {
-            bool paused;
-            {
-                std::lock_guard lk(sb->mutex);
-                paused = sb->state == sandbox_state::paused;
-            }
-            if (paused) {
-                deadline = t + std::chrono::seconds(1);  // a frozen sandbox's clock does not run
-            } else {
-                if (kill_on_deadline)
-                    p->signal(SIGKILL);
-                std::string last = wire::encode_envelope(
-                    end_stream_payload(rpc_error{"deadline_exceeded", "the request deadline (Connect-Timeout-Ms) passed"}),
-                    wire::envelope_flag_end_stream);
-                co_await sink.write_chunk(std::move(last));
-                co_await sink.finish_stream();
-                co_return;
-            }
-        }
         if (next_keepalive && t >= *next_keepalive) {
             std::string ka = wire::encode_envelope(R"({"event":{"keepalive":{}}})");
             bool const written = co_await sink.write_chunk(std::move(ka));
@@ -269,14 +272,15 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
 /// Streams until the end (stream_loop) or until the client goes away, whichever
 /// comes first; a watcher that left stops being fed at once.
 asio::awaitable<void> stream_events(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, std::shared_ptr<process> p,
-                                    std::shared_ptr<event_queue> q, http_request const& req, response_sink& sink, bool kill_on_deadline)
+                                    std::shared_ptr<event_queue> q, http_request const& req, response_sink& sink, bool kill_on_deadline,
+                                    std::chrono::steady_clock::time_point call_start)
 {
     struct unsubscribe_guard {
         std::shared_ptr<process> p;
         std::shared_ptr<event_queue> q;
         ~unsubscribe_guard() { p->unsubscribe(q); }
     } guard{p, q};
-    co_await (stream_loop(st, sb, p, q, req, sink, kill_on_deadline) || sink.wait_peer_closed());
+    co_await (stream_loop(st, sb, p, q, req, sink, kill_on_deadline, call_start) || sink.wait_peer_closed());
 }
 
 asio::awaitable<void> send_stream_error(response_sink& sink, rpc_error err)
@@ -297,15 +301,15 @@ asio::awaitable<void> send_stream_error(response_sink& sink, rpc_error err)
 /// envd kills a started process when its call's deadline passes, whether or not
 /// the client is still watching (the clock stops while the sandbox is paused).
 void arm_deadline_kill(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, std::shared_ptr<process> p,
-                       std::chrono::milliseconds timeout)
+                       std::chrono::steady_clock::time_point first_deadline)
 {
     std::weak_ptr<process> weak = p;
     std::weak_ptr<sandbox> weak_sb = sb;
     asio::co_spawn(
         st->ex,
-        [weak, weak_sb, timeout]() -> asio::awaitable<void> {
+        [weak, weak_sb, first_deadline]() -> asio::awaitable<void> {
             asio::steady_timer t(co_await asio::this_coro::executor);
-            auto deadline = std::chrono::steady_clock::now() + timeout;
+            auto deadline = first_deadline;
             for (;;) {
                 t.expires_at(deadline);
                 co_await t.async_wait(use_nothrow);
@@ -411,14 +415,15 @@ asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sa
     }
     auto q = (*p)->subscribe(co_await asio::this_coro::executor);
     (*p)->start_io();
+    auto const call_start = std::chrono::steady_clock::now();
     if (auto const timeout = header_ms(req, "connect-timeout-ms", 1))
-        arm_deadline_kill(st, sb, *p, *timeout);
+        arm_deadline_kill(st, sb, *p, call_start + *timeout);
     if (!q) {
         rpc_error err{"internal", "process ended before it could be watched"};
         co_await send_stream_error(sink, err);
         co_return;
     }
-    co_await stream_events(st, sb, *p, q, req, sink, true);
+    co_await stream_events(st, sb, *p, q, req, sink, true, call_start);
 }
 
 asio::awaitable<void> connect(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request const& req, response_sink& sink)
@@ -440,7 +445,8 @@ asio::awaitable<void> connect(std::shared_ptr<server_state> st, std::shared_ptr<
         co_await send_stream_error(sink, err);
         co_return;
     }
-    co_await stream_events(st, sb, p, q, req, sink, false);
+    auto const call_start = std::chrono::steady_clock::now();
+    co_await stream_events(st, sb, p, q, req, sink, false, call_start);
 }
 
 http_response unary_ok(json::object const& o)
