@@ -43,22 +43,39 @@ int signal_exit(std::string const& status)
     return 128 + 6;
 }
 
-asio::awaitable<void> forward_signals(std::shared_ptr<e2b::client> c, e2b::envd_target target,
-                                     std::shared_ptr<asio::signal_set> signals,
-                                     std::shared_ptr<std::optional<std::uint32_t>> pid)
+/// Ctrl-C/SIGTERM bookkeeping, shared by the coroutines of one exec on the
+/// CLI's single-threaded io_context (no lock needed).
+struct signal_state {
+    std::optional<std::uint32_t> pid;  // once the start event arrived
+    int received = 0;                  // signals caught so far
+    int forwarded = 0;                 // of them, sent (or being sent) to the command
+};
+
+/// Sends the signals caught but not yet forwarded: SIGTERM first, SIGKILL after.
+/// Nothing while the pid is unknown; the start event sends them then.
+asio::awaitable<void> forward_pending(std::shared_ptr<e2b::client> c, e2b::envd_target target,
+                                      std::shared_ptr<signal_state> st)
 {
-    for (int n = 0;; ++n) {
-        auto [ec, signo] = co_await signals->async_wait(asio::as_tuple(asio::use_awaitable));
-        if (ec)
-            co_return;  // the command ended
-        if (!*pid)
-            continue;
+    while (st->pid && st->forwarded < st->received) {
         e2b::process_selector sel;
-        sel.pid = **pid;
-        auto sig = n == 0 ? process_signal::sigterm : process_signal::sigkill;
+        sel.pid = *st->pid;
+        auto const sig = st->forwarded == 0 ? process_signal::sigterm : process_signal::sigkill;
+        ++st->forwarded;  // before the wait: a concurrent call sends the next one
         auto r = co_await c->send_signal(target, sel, sig);
         if (!r)
             fail(exit_vendor, "exec: could not forward the signal: " + r.error().to_string());
+    }
+}
+
+asio::awaitable<void> forward_signals(std::shared_ptr<e2b::client> c, e2b::envd_target target,
+                                     std::shared_ptr<asio::signal_set> signals, std::shared_ptr<signal_state> st)
+{
+    for (;;) {
+        auto [ec, signo] = co_await signals->async_wait(asio::as_tuple(asio::use_awaitable));
+        if (ec)
+            co_return;  // the command ended
+        ++st->received;
+        co_await forward_pending(c, target, st);
     }
 }
 
@@ -90,11 +107,12 @@ asio::awaitable<int> exec(std::shared_ptr<e2b::client> c, exec_args a)
         co_return report("exec", s.error());
     // Ctrl-C (or SIGTERM) stops the remote command too: SIGTERM first, SIGKILL
     // on the second signal. The command ran without a deadline, so leaving it
-    // behind would leave it running.
+    // behind would leave it running. A signal that comes before the start event
+    // (the pid) is sent once the pid is known.
     auto ex = co_await asio::this_coro::executor;
     auto signals = std::make_shared<asio::signal_set>(ex, SIGINT, SIGTERM);
-    auto pid = std::make_shared<std::optional<std::uint32_t>>();
-    asio::co_spawn(ex, forward_signals(c, target, signals, pid), asio::detached);
+    auto sigs = std::make_shared<signal_state>();
+    asio::co_spawn(ex, forward_signals(c, target, signals, sigs), asio::detached);
     std::optional<e2b::end_event> end;
     for (;;) {
         auto ev = co_await (*s)->next();
@@ -104,8 +122,11 @@ asio::awaitable<int> exec(std::shared_ptr<e2b::client> c, exec_args a)
         }
         if (!*ev)
             break;
-        if (auto const* st = std::get_if<e2b::start_event>(&**ev))
-            *pid = st->pid;
+        if (auto const* st = std::get_if<e2b::start_event>(&**ev)) {
+            sigs->pid = st->pid;
+            if (sigs->forwarded < sigs->received)
+                asio::co_spawn(ex, forward_pending(c, target, sigs), asio::detached);
+        }
         if (auto const* d = std::get_if<e2b::data_event>(&**ev))
             write_all(d->stream == e2b::data_event::stream_kind::stderr_data ? 2 : 1, d->bytes);
         else if (auto const* e = std::get_if<e2b::end_event>(&**ev))
