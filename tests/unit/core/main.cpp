@@ -2,3 +2,5 @@
 // governor, process refs).
 #define BOOST_TEST_MODULE prism_e2b_core_tests
 #include <boost/test/unit_test.hpp>
+
+#include "tsan_suppressions.hpp"
