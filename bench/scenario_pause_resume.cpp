@@ -154,7 +154,9 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
                            step{"resume_filesystem", false, false, "/connect"}}) {
                 auto const t0 = std::chrono::steady_clock::now();
                 if (s.pause) {
-                    auto r = co_await sbx->pause(pause_options{s.memory});
+                    pause_options opts;
+                    opts.keep_memory = s.memory;
+                    auto r = co_await sbx->pause(opts);
                     if (!r || !r->is_paused()) {
                         failure = std::string(s.name) + ": " + (r ? "refused" : r.error().to_string());
                         break;

@@ -174,7 +174,9 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
 
     // 4. pause with memory
     step.start("pause with memory");
-    auto p1 = co_await sbx->pause_control()->pause(pause_options{true});
+    pause_options with_memory;
+    with_memory.keep_memory = true;
+    auto p1 = co_await sbx->pause_control()->pause(with_memory);
     ok = p1 && p1->result == pause_outcome::kind::paused && p1->snapshot == snapshot_kind::memory;
     step.done(ok, p1 ? "HTTP " + std::to_string(p1->http_status) : p1.error().to_string());
 
@@ -236,7 +238,9 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
 
     // 9. pause without memory (filesystem only)
     step.start("pause without memory");
-    auto p2 = co_await sbx->pause_control()->pause(pause_options{false});
+    pause_options filesystem_only;
+    filesystem_only.keep_memory = false;
+    auto p2 = co_await sbx->pause_control()->pause(filesystem_only);
     ok = p2 && p2->result == pause_outcome::kind::paused && p2->snapshot == snapshot_kind::filesystem;
     step.done(ok, p2 ? "HTTP " + std::to_string(p2->http_status) : p2.error().to_string());
 
@@ -266,7 +270,7 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     if (target.inject_pause_busy) {
         step.start("injected 503 pause is a refusal");
         target.inject_pause_busy();
-        auto p3 = co_await sbx->pause_control()->pause(pause_options{true});
+        auto p3 = co_await sbx->pause_control()->pause(with_memory);
         auto st = co_await sbx->status();
         ok = p3 && p3->result == pause_outcome::kind::refused_busy && !p3->is_paused() && st &&
              st->state == sandbox_state::running;
