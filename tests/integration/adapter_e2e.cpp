@@ -1,5 +1,6 @@
 // The E2B adapter end to end: create_e2b_sandbox/connect_e2b_sandbox with the
 // real client (make_client) against the in-process local server.
+#include "coro_helpers.hpp"
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
 
@@ -63,27 +64,6 @@ process_request proc(std::string file, A... args)
     return r;
 }
 
-asio::awaitable<void> sleep_for(std::chrono::milliseconds d)
-{
-    asio::steady_timer t(co_await asio::this_coro::executor, d);
-    co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-}
-
-template <class T>
-asio::awaitable<T> cancel_after(asio::awaitable<T> op, std::chrono::milliseconds after)
-{
-    auto ex = co_await asio::this_coro::executor;
-    asio::cancellation_signal sig;
-    asio::steady_timer t(ex, after);
-    t.async_wait([&sig](boost::system::error_code ec) {
-        if (!ec)
-            sig.emit(asio::cancellation_type::terminal);
-    });
-    auto r = co_await asio::co_spawn(ex, std::move(op), asio::bind_cancellation_slot(sig.slot(), asio::use_awaitable));
-    t.cancel();
-    co_return r;
-}
-
 /// Runs `sh -c script` and returns trimmed stdout ("" on failure).
 asio::awaitable<std::string> sh(std::shared_ptr<e2b_sandbox> sb, std::string script)
 {
@@ -107,23 +87,6 @@ asio::awaitable<bool> process_gone(std::shared_ptr<e2b_sandbox> sb, std::string 
     }
     co_return false;
 }
-
-struct collector {
-    std::mutex mu;
-    std::string data;
-    output_callback cb()
-    {
-        return [this](output_stream, std::string_view d) {
-            std::lock_guard lk(mu);
-            data += d;
-        };
-    }
-    std::string get()
-    {
-        std::lock_guard lk(mu);
-        return data;
-    }
-};
 
 constexpr auto long_test = std::chrono::seconds(120);
 

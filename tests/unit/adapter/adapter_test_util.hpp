@@ -2,6 +2,7 @@
 #ifndef PRISM_E2B_TESTS_UNIT_ADAPTER_TEST_UTIL_HPP
 #define PRISM_E2B_TESTS_UNIT_ADAPTER_TEST_UTIL_HPP
 
+#include "coro_helpers.hpp"
 #include "fake_e2b_client.hpp"
 #include "run_coro.hpp"
 
@@ -74,28 +75,6 @@ inline asio::awaitable<std::shared_ptr<e2b_sandbox>> make_sandbox(asio::any_io_e
                                                                   std::shared_ptr<fake_e2b_client> fake)
 {
     return make_sandbox(std::move(ex), std::move(fake), e2b_sandbox_options());
-}
-
-inline asio::awaitable<void> sleep_for(std::chrono::milliseconds d)
-{
-    asio::steady_timer t(co_await asio::this_coro::executor, d);
-    co_await t.async_wait(asio::use_awaitable);
-}
-
-/// Runs `op` and emits terminal cancellation after `after`.
-template <class T>
-asio::awaitable<T> cancel_after(asio::awaitable<T> op, std::chrono::milliseconds after)
-{
-    auto ex = co_await asio::this_coro::executor;
-    asio::cancellation_signal sig;
-    asio::steady_timer t(ex, after);
-    t.async_wait([&sig](boost::system::error_code ec) {
-        if (!ec)
-            sig.emit(asio::cancellation_type::terminal);
-    });
-    auto r = co_await asio::co_spawn(ex, std::move(op), asio::bind_cancellation_slot(sig.slot(), asio::use_awaitable));
-    t.cancel();
-    co_return r;
 }
 
 }  // namespace prism_e2b::test

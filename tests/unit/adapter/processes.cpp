@@ -19,23 +19,6 @@ process_script long_running(bool echo = false)
     return s;
 }
 
-// Collects streamed output; the callback may run on any thread.
-struct collector {
-    std::mutex mu;
-    std::string data;
-    output_callback cb()
-    {
-        return [this](output_stream, std::string_view d) {
-            std::lock_guard lk(mu);
-            data += d;
-        };
-    }
-    std::string get()
-    {
-        std::lock_guard lk(mu);
-        return data;
-    }
-};
 
 std::vector<std::string> const& no_args()
 {
