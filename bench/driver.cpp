@@ -14,11 +14,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <random>
 #include <sstream>
+#include <unistd.h>
 
 #ifndef PRISM_E2B_LOCAL_BIN
 #define PRISM_E2B_LOCAL_BIN ""
@@ -94,8 +94,7 @@ bool parse_size(char const* s, std::size_t& out)
 {
     char* end = nullptr;
     unsigned long long v = std::strtoull(s, &end, 10);
-    if (!s || !*s || *end)
-        return false;
+    if (!s || !*s || *end) return false;
     out = static_cast<std::size_t>(v);
     return true;
 }
@@ -117,7 +116,9 @@ int run_all(std::string const& command, std::vector<std::string> const& passthro
     run.command = command;
     int rc = 0;
     for (char const* name : {"fan_out", "pause_resume", "unary_floor"}) {
-        std::string const tmp = (fs::temp_directory_path() / ("prism-e2b-bench-" + std::to_string(::getpid()) + "-" + name + ".json")).string();
+        std::string const tmp =
+            (fs::temp_directory_path() / ("prism-e2b-bench-" + std::to_string(::getpid()) + "-" + name + ".json"))
+                .string();
         std::vector<std::string> args{"bench", name};
         args.insert(args.end(), passthrough.begin(), passthrough.end());
         args.insert(args.end(), {"--json", tmp});
@@ -129,8 +130,7 @@ int run_all(std::string const& command, std::vector<std::string> const& passthro
         }
         (void)child->read_all_stdout();  // the merged table is printed below
         int const crc = child->wait();
-        if (crc != 0)
-            rc = 1;
+        if (crc != 0) rc = 1;
         std::ifstream in(tmp);
         std::stringstream ss;
         ss << in.rdbuf();
@@ -172,22 +172,19 @@ int run_cli(std::string scenario, int argc, char** argv)
             return 2;
         }
         scenario = argv[0];
-        if (scenario == "--check" && argc >= 3)
-            return check_files(argv[1], argv[2]);
+        if (scenario == "--check" && argc >= 3) return check_files(argv[1], argv[2]);
         cmd << scenario;
         i = 1;
     }
     for (; i < argc; ++i) {
         std::string const a = argv[i];
         auto next = [&](std::size_t& v) {
-            if (i + 1 >= argc || !parse_size(argv[i + 1], v))
-                return false;
+            if (i + 1 >= argc || !parse_size(argv[i + 1], v)) return false;
             cmd << " " << a << " " << argv[++i];
             return true;
         };
         auto next_str = [&](std::string& v) {
-            if (i + 1 >= argc)
-                return false;
+            if (i + 1 >= argc) return false;
             v = argv[++i];
             cmd << " " << a << " " << v;
             return true;
@@ -197,8 +194,7 @@ int run_cli(std::string scenario, int argc, char** argv)
         // Everything but the output files is passed on to the children of `all`.
         if (a != "--json" && a != "--svg") {
             passthrough.push_back(a);
-            if (a != "--js" && a != "--quiet" && a != "--smoke" && i + 1 < argc)
-                passthrough.push_back(argv[i + 1]);
+            if (a != "--js" && a != "--quiet" && a != "--smoke" && i + 1 < argc) passthrough.push_back(argv[i + 1]);
         }
         if (a == "--n")
             ok = next(cfg.n);
@@ -249,8 +245,7 @@ int run_cli(std::string scenario, int argc, char** argv)
         cfg.concurrency = std::min<std::size_t>(cfg.concurrency, 2);
         cfg.memory_mib = std::min<std::size_t>(cfg.memory_mib, 4);
     }
-    if (scenario == "all")
-        return run_all(cmd.str(), passthrough, json_out, svg_out);
+    if (scenario == "all") return run_all(cmd.str(), passthrough, json_out, svg_out);
     std::vector<std::string> scenarios;
     if (scenario == "pause_resume" || scenario == "fan_out" || scenario == "unary_floor")
         scenarios = {scenario};
@@ -264,8 +259,7 @@ int run_cli(std::string scenario, int argc, char** argv)
     }
 
     // The server under test, in its own process.
-    if (server_bin.empty())
-        server_bin = find_sibling_executable("prism-e2b-local", PRISM_E2B_LOCAL_BIN);
+    if (server_bin.empty()) server_bin = find_sibling_executable("prism-e2b-local", PRISM_E2B_LOCAL_BIN);
     if (server_bin.empty()) {
         std::cerr << "bench: prism-e2b-local not found (build target prism_e2b_local or pass --server-bin)\n";
         return 1;
@@ -274,8 +268,8 @@ int run_cli(std::string scenario, int argc, char** argv)
     srv.api_key = "e2b_bench_" + random_hex(16);
     std::string err;
     // The key travels in the environment, never in argv.
-    auto server = child_process::spawn(server_bin, {"--listen", "127.0.0.1:0"}, {{"E2B_API_KEY", srv.api_key}},
-                                       true, &err);
+    auto server =
+        child_process::spawn(server_bin, {"--listen", "127.0.0.1:0"}, {{"E2B_API_KEY", srv.api_key}}, true, &err);
     if (!server) {
         std::cerr << "bench: " << err << "\n";
         return 1;
@@ -292,8 +286,7 @@ int run_cli(std::string scenario, int argc, char** argv)
         std::cerr << "bench: prism-e2b-local did not print E2B_API_URL\n";
         return 1;
     }
-    if (srv.sandbox_url.empty())
-        srv.sandbox_url = srv.api_url;
+    if (srv.sandbox_url.empty()) srv.sandbox_url = srv.api_url;
     srv.server_pid = server->pid();
 
     run_report run;

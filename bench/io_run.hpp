@@ -25,11 +25,9 @@ std::string run_io(unsigned threads, Body body)
         out = std::move(r);
     });
     std::vector<std::thread> pool;
-    for (unsigned i = 1; i < threads; ++i)
-        pool.emplace_back([&] { ioc.run(); });
+    for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&] { ioc.run(); });
     ioc.run();
-    for (auto& t : pool)
-        t.join();
+    for (auto& t : pool) t.join();
     if (failure) {
         try {
             std::rethrow_exception(failure);

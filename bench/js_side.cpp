@@ -23,8 +23,7 @@ std::string run_js_side(std::string const& script, bench_config const& cfg, serv
     if (!fs::exists(dir / "node_modules" / "e2b"))
         return "the JS SDK is not installed: run `npm ci --prefix " + dir.string() + "`";
     std::string const node = which("node");
-    if (node.empty())
-        return "node is not on PATH";
+    if (node.empty()) return "node is not on PATH";
     std::map<std::string, std::string> env{
         {"E2B_API_KEY", srv.api_key},
         {"E2B_API_URL", srv.api_url},
@@ -40,22 +39,19 @@ std::string run_js_side(std::string const& script, bench_config const& cfg, serv
     };
     std::string err;
     auto child = child_process::spawn(node, {(dir / (script + ".mjs")).string()}, env, true, &err);
-    if (!child)
-        return err;
+    if (!child) return err;
     std::string const out = child->read_all_stdout();
     int const rc = child->wait();
-    if (rc != 0)
-        return "node " + script + ".mjs exited with " + std::to_string(rc);
+    if (rc != 0) return "node " + script + ".mjs exited with " + std::to_string(rc);
     // The last non-empty line is the result (the SDK may print warnings before).
     auto end = out.find_last_not_of("\r\n");
-    if (end == std::string::npos)
-        return "node " + script + ".mjs printed nothing";
+    if (end == std::string::npos) return "node " + script + ".mjs printed nothing";
     auto const start = out.rfind('\n', end);
-    std::string const line = out.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
+    std::string const line =
+        out.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
     boost::system::error_code ec;
     auto v = boost::json::parse(line, ec);
-    if (ec)
-        return "node " + script + ".mjs printed invalid JSON: " + ec.message();
+    if (ec) return "node " + script + ".mjs printed invalid JSON: " + ec.message();
     auto& side = report.side("js", "e2b@2.49.1 (official JS SDK, node)");
     return side_from_js(v, side);
 }

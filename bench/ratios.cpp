@@ -31,8 +31,7 @@ void latency_rows(scenario_report& r, side_report const& a, side_report const& b
 {
     auto const* x = a.find_op(op);
     auto const* y = b.find_op(op);
-    if (!x || !y || x->empty() || y->empty())
-        return;
+    if (!x || !y || x->empty() || y->empty()) return;
     auto const sx = summarize(*x), sy = summarize(*y);
     add(r, label + " p50 latency", a.key, sx.p50, b.key, sy.p50);
     add(r, label + " p99 latency", a.key, sx.p99, b.key, sy.p99);
@@ -45,16 +44,14 @@ void add_ratios(scenario_report& report)
     auto const* cpp = report.find_side("cpp");
     auto const* js = report.find_side("js");
     auto const* raw = report.find_side("raw");
-    if (!cpp)
-        return;
+    if (!cpp) return;
     if (report.scenario == "fan_out" && js) {
         auto m = [](side_report const* s, char const* k) { return s->metric(k).value_or(0); };
-        add(report, "fan-out throughput (execs/s)", "cpp", m(cpp, "throughput_per_s"), "js",
-            m(js, "throughput_per_s"), ">= 3", 3, false);
+        add(report, "fan-out throughput (execs/s)", "cpp", m(cpp, "throughput_per_s"), "js", m(js, "throughput_per_s"),
+            ">= 3", 3, false);
         add(report, "client CPU per 1000 execs (s)", "cpp", m(cpp, "cpu_seconds_per_1000"), "js",
             m(js, "cpu_seconds_per_1000"), "<= 0.2", 0.2);
-        add(report, "client peak RSS (KiB)", "cpp", m(cpp, "peak_rss_kib"), "js", m(js, "peak_rss_kib"), "<= 0.2",
-            0.2);
+        add(report, "client peak RSS (KiB)", "cpp", m(cpp, "peak_rss_kib"), "js", m(js, "peak_rss_kib"), "<= 0.2", 0.2);
         latency_rows(report, *cpp, *js, "exec", "exec");
         // Say so when the server (with the commands it spawns) saturated the
         // machine: then throughput measures the server, not the client.
@@ -76,8 +73,8 @@ void add_ratios(scenario_report& report)
         for (char const* op : {"pause_memory", "resume_memory", "pause_filesystem", "resume_filesystem"})
             latency_rows(report, *cpp, *js, op, op);
         if (cpp->metric("peak_rss_kib") && js->metric("peak_rss_kib"))
-            add(report, "client peak RSS (KiB)", "cpp", *cpp->metric("peak_rss_kib"), "js",
-                *js->metric("peak_rss_kib"), "<= 0.2", 0.2);
+            add(report, "client peak RSS (KiB)", "cpp", *cpp->metric("peak_rss_kib"), "js", *js->metric("peak_rss_kib"),
+                "<= 0.2", 0.2);
     }
     if (report.scenario == "unary_floor") {
         if (raw) {

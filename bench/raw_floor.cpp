@@ -36,8 +36,7 @@ asio::awaitable<std::string> raw_envd_connection::connect()
     auto [ec] = co_await impl_->socket.async_connect(
         tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(impl_->port)),
         asio::as_tuple(asio::use_awaitable));
-    if (ec)
-        co_return "raw connect: " + ec.message();
+    if (ec) co_return "raw connect: " + ec.message();
     impl_->socket.set_option(tcp::no_delay(true));
     impl_->connected = true;
     co_return std::string{};
@@ -51,20 +50,16 @@ asio::awaitable<std::string> raw_envd_connection::stat(std::string path)
     req.set("Connect-Protocol-Version", "1");
     req.set("E2b-Sandbox-Id", impl_->sandbox_id);
     req.set("E2b-Sandbox-Port", "49983");
-    if (!impl_->access_token.empty())
-        req.set("X-Access-Token", impl_->access_token);
+    if (!impl_->access_token.empty()) req.set("X-Access-Token", impl_->access_token);
     req.body() = "{\"path\":\"" + path + "\"}";
     req.prepare_payload();
     req.keep_alive(true);
     auto [wec, wn] = co_await http::async_write(impl_->socket, req, asio::as_tuple(asio::use_awaitable));
-    if (wec)
-        co_return "raw write: " + wec.message();
+    if (wec) co_return "raw write: " + wec.message();
     http::response<http::string_body> res;
     auto [rec, rn] = co_await http::async_read(impl_->socket, impl_->buffer, res, asio::as_tuple(asio::use_awaitable));
-    if (rec)
-        co_return "raw read: " + rec.message();
-    if (res.result_int() != 200)
-        co_return "raw stat: HTTP " + std::to_string(res.result_int());
+    if (rec) co_return "raw read: " + rec.message();
+    if (res.result_int() != 200) co_return "raw stat: HTTP " + std::to_string(res.result_int());
     co_return std::string{};
 }
 

@@ -6,8 +6,8 @@
 #include <boost/json.hpp>
 
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -20,8 +20,7 @@ namespace json = boost::json;
 std::vector<double>& side_report::op(std::string const& name)
 {
     for (auto& [n, v] : operations)
-        if (n == name)
-            return v;
+        if (n == name) return v;
     operations.emplace_back(name, std::vector<double>{});
     return operations.back().second;
 }
@@ -29,8 +28,7 @@ std::vector<double>& side_report::op(std::string const& name)
 std::vector<double> const* side_report::find_op(std::string const& name) const
 {
     for (auto const& [n, v] : operations)
-        if (n == name)
-            return &v;
+        if (n == name) return &v;
     return nullptr;
 }
 
@@ -47,23 +45,20 @@ void side_report::set_metric(std::string const& name, double v)
 std::optional<double> side_report::metric(std::string const& name) const
 {
     for (auto const& [n, x] : metrics)
-        if (n == name)
-            return x;
+        if (n == name) return x;
     return std::nullopt;
 }
 
 std::optional<bool> ratio_row::met() const noexcept
 {
-    if (target.empty() || den == 0)
-        return std::nullopt;
+    if (target.empty() || den == 0) return std::nullopt;
     return lower_is_better ? ratio() <= target_value : ratio() >= target_value;
 }
 
 side_report& scenario_report::side(std::string const& key, std::string const& label)
 {
     for (auto& s : sides)
-        if (s.key == key)
-            return s;
+        if (s.key == key) return s;
     sides.push_back(side_report{key, label, {}, {}, {}});
     return sides.back();
 }
@@ -71,8 +66,7 @@ side_report& scenario_report::side(std::string const& key, std::string const& la
 side_report const* scenario_report::find_side(std::string const& key) const
 {
     for (auto const& s : sides)
-        if (s.key == key)
-            return &s;
+        if (s.key == key) return &s;
     return nullptr;
 }
 
@@ -94,8 +88,7 @@ json::object summary_json(std::vector<double> const& samples)
     o["max"] = round3(s.max);
     json::array a;
     a.reserve(samples.size());
-    for (double x : samples)
-        a.push_back(round3(x));
+    for (double x : samples) a.push_back(round3(x));
     o["samples"] = std::move(a);
     return o;
 }
@@ -114,42 +107,41 @@ void pretty(std::ostream& os, json::value const& v, std::string indent = "")
 {
     // Sample arrays stay on one line so the file stays readable and small.
     switch (v.kind()) {
-    case json::kind::object: {
-        auto const& o = v.get_object();
-        if (o.empty()) {
-            os << "{}";
+        case json::kind::object: {
+            auto const& o = v.get_object();
+            if (o.empty()) {
+                os << "{}";
+                return;
+            }
+            os << "{\n";
+            std::size_t i = 0;
+            for (auto const& [k, x] : o) {
+                os << indent << "  " << json::serialize(json::value(k)) << ": ";
+                pretty(os, x, indent + "  ");
+                os << (++i < o.size() ? ",\n" : "\n");
+            }
+            os << indent << "}";
             return;
         }
-        os << "{\n";
-        std::size_t i = 0;
-        for (auto const& [k, x] : o) {
-            os << indent << "  " << json::serialize(json::value(k)) << ": ";
-            pretty(os, x, indent + "  ");
-            os << (++i < o.size() ? ",\n" : "\n");
+        case json::kind::array: {
+            auto const& a = v.get_array();
+            bool scalar = true;
+            for (auto const& x : a) scalar = scalar && !x.is_structured();
+            if (scalar) {
+                os << json::serialize(v);
+                return;
+            }
+            os << "[\n";
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                os << indent << "  ";
+                pretty(os, a[i], indent + "  ");
+                os << (i + 1 < a.size() ? ",\n" : "\n");
+            }
+            os << indent << "]";
+            return;
         }
-        os << indent << "}";
-        return;
-    }
-    case json::kind::array: {
-        auto const& a = v.get_array();
-        bool scalar = true;
-        for (auto const& x : a)
-            scalar = scalar && !x.is_structured();
-        if (scalar) {
+        default:
             os << json::serialize(v);
-            return;
-        }
-        os << "[\n";
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            os << indent << "  ";
-            pretty(os, a[i], indent + "  ");
-            os << (i + 1 < a.size() ? ",\n" : "\n");
-        }
-        os << indent << "]";
-        return;
-    }
-    default:
-        os << json::serialize(v);
     }
 }
 
@@ -174,16 +166,14 @@ json::value to_json(run_report const& r)
             json::object so;
             so["label"] = side.label;
             json::object ops;
-            for (auto const& [name, samples] : side.operations)
-                ops[name] = summary_json(samples);
+            for (auto const& [name, samples] : side.operations) ops[name] = summary_json(samples);
             so["operations"] = std::move(ops);
             json::object metrics;
             for (auto const& [name, v] : side.metrics)
                 metrics[name] = std::isfinite(v) ? json::value(round3(v)) : json::value(nullptr);
             so["metrics"] = std::move(metrics);
             json::array notes;
-            for (auto const& n : side.notes)
-                notes.push_back(json::value(n));
+            for (auto const& n : side.notes) notes.push_back(json::value(n));
             so["notes"] = std::move(notes);
             sides[side.key] = std::move(so);
         }
@@ -206,8 +196,7 @@ json::value to_json(run_report const& r)
         }
         s["ratios"] = std::move(ratios);
         json::array notes;
-        for (auto const& n : sc.notes)
-            notes.push_back(json::value(n));
+        for (auto const& n : sc.notes) notes.push_back(json::value(n));
         s["notes"] = std::move(notes);
         scenarios.push_back(std::move(s));
     }
@@ -218,8 +207,7 @@ json::value to_json(run_report const& r)
 bool write_json(run_report const& r, std::string const& path)
 {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out)
-        return false;
+    if (!out) return false;
     pretty(out, to_json(r));
     out << "\n";
     return static_cast<bool>(out);
@@ -228,33 +216,27 @@ bool write_json(run_report const& r, std::string const& path)
 std::string check_schema(json::value const& v)
 {
     auto const* root = v.if_object();
-    if (!root)
-        return "root is not an object";
+    if (!root) return "root is not an object";
     auto const* schema = root->if_contains("schema");
     if (!schema || !schema->is_string() || schema->get_string() != "prism-e2b-bench/1")
         return "schema is not prism-e2b-bench/1";
     for (char const* k : {"generated_at", "command"})
-        if (!root->if_contains(k) || !root->at(k).is_string())
-            return std::string("missing string ") + k;
+        if (!root->if_contains(k) || !root->at(k).is_string()) return std::string("missing string ") + k;
     auto const* scs = root->if_contains("scenarios");
-    if (!scs || !scs->is_array() || scs->get_array().empty())
-        return "scenarios missing or empty";
+    if (!scs || !scs->is_array() || scs->get_array().empty()) return "scenarios missing or empty";
     for (auto const& s : scs->get_array()) {
         auto const* so = s.if_object();
-        if (!so || !so->if_contains("scenario") || !so->at("scenario").is_string())
-            return "scenario without a name";
+        if (!so || !so->if_contains("scenario") || !so->at("scenario").is_string()) return "scenario without a name";
         std::string const name(so->at("scenario").get_string());
         auto const* sides = so->if_contains("sides");
-        if (!sides || !sides->is_object() || !sides->get_object().contains("cpp"))
-            return name + ": no cpp side";
+        if (!sides || !sides->is_object() || !sides->get_object().contains("cpp")) return name + ": no cpp side";
         for (auto const& [key, side] : sides->get_object()) {
             auto const* ops = side.is_object() ? side.get_object().if_contains("operations") : nullptr;
             if (!ops || !ops->is_object() || ops->get_object().empty())
                 return name + "." + std::string(key) + ": no operations";
             for (auto const& [op, summary] : ops->get_object()) {
                 auto const* o = summary.if_object();
-                if (!o)
-                    return name + ": operation " + std::string(op) + " is not an object";
+                if (!o) return name + ": operation " + std::string(op) + " is not an object";
                 for (char const* f : {"count", "mean", "p50", "p90", "p99", "min", "max"})
                     if (!o->if_contains(f) || !o->at(f).is_number())
                         return name + ": operation " + std::string(op) + " lacks " + f;
@@ -264,12 +246,10 @@ std::string check_schema(json::value const& v)
                     return name + ": operation " + std::string(op) + " samples do not match count";
             }
             auto const* metrics = side.get_object().if_contains("metrics");
-            if (!metrics || !metrics->is_object())
-                return name + "." + std::string(key) + ": no metrics";
+            if (!metrics || !metrics->is_object()) return name + "." + std::string(key) + ": no metrics";
         }
         auto const* ratios = so->if_contains("ratios");
-        if (!ratios || !ratios->is_array())
-            return name + ": no ratios array";
+        if (!ratios || !ratios->is_array()) return name + ": no ratios array";
         for (auto const& r : ratios->get_array()) {
             auto const* ro = r.if_object();
             if (!ro || !ro->if_contains("metric") || !ro->if_contains("ratio") || !ro->at("ratio").is_number())
@@ -281,29 +261,26 @@ std::string check_schema(json::value const& v)
 
 std::string append_from_json(json::value const& v, run_report& out)
 {
-    if (auto problem = check_schema(v); !problem.empty())
-        return problem;
+    if (auto problem = check_schema(v); !problem.empty()) return problem;
     for (auto const& s : v.at("scenarios").as_array()) {
         auto const& so = s.as_object();
         scenario_report sr;
         sr.scenario = std::string(so.at("scenario").as_string());
-        if (auto const* p = so.if_contains("params"); p && p->is_object())
-            sr.params = p->as_object();
+        if (auto const* p = so.if_contains("params"); p && p->is_object()) sr.params = p->as_object();
         for (auto const& [key, side] : so.at("sides").as_object()) {
             auto const& sd = side.as_object();
-            auto& out_side = sr.side(std::string(key), sd.contains("label") ? std::string(sd.at("label").as_string()) : std::string(key));
+            auto& out_side = sr.side(std::string(key),
+                                     sd.contains("label") ? std::string(sd.at("label").as_string()) : std::string(key));
             for (auto const& [op, summary] : sd.at("operations").as_object()) {
                 auto& samples = out_side.op(std::string(op));
                 for (auto const& x : summary.as_object().at("samples").as_array())
                     samples.push_back(x.to_number<double>());
             }
             for (auto const& [name, m] : sd.at("metrics").as_object())
-                if (m.is_number())
-                    out_side.set_metric(std::string(name), m.to_number<double>());
+                if (m.is_number()) out_side.set_metric(std::string(name), m.to_number<double>());
             if (auto const* n = sd.if_contains("notes"); n && n->is_array())
                 for (auto const& x : n->as_array())
-                    if (x.is_string())
-                        out_side.notes.emplace_back(x.as_string());
+                    if (x.is_string()) out_side.notes.emplace_back(x.as_string());
         }
         for (auto const& r : so.at("ratios").as_array()) {
             auto const& ro = r.as_object();
@@ -323,8 +300,7 @@ std::string append_from_json(json::value const& v, run_report& out)
         }
         if (auto const* n = so.if_contains("notes"); n && n->is_array())
             for (auto const& x : n->as_array())
-                if (x.is_string())
-                    sr.notes.emplace_back(x.as_string());
+                if (x.is_string()) sr.notes.emplace_back(x.as_string());
         out.scenarios.push_back(std::move(sr));
     }
     return {};
@@ -333,29 +309,23 @@ std::string append_from_json(json::value const& v, run_report& out)
 std::string side_from_js(json::value const& v, side_report& out)
 {
     auto const* o = v.if_object();
-    if (!o)
-        return "not an object";
+    if (!o) return "not an object";
     auto const* ops = o->if_contains("operations");
-    if (!ops || !ops->is_object())
-        return "no operations object";
+    if (!ops || !ops->is_object()) return "no operations object";
     for (auto const& [name, arr] : ops->get_object()) {
-        if (!arr.is_array())
-            return "operation " + std::string(name) + " is not an array";
+        if (!arr.is_array()) return "operation " + std::string(name) + " is not an array";
         auto& samples = out.op(std::string(name));
         for (auto const& x : arr.get_array()) {
-            if (!x.is_number())
-                return "non-numeric sample in " + std::string(name);
+            if (!x.is_number()) return "non-numeric sample in " + std::string(name);
             samples.push_back(x.to_number<double>());
         }
     }
     if (auto const* m = o->if_contains("metrics"); m && m->is_object())
         for (auto const& [name, x] : m->get_object())
-            if (x.is_number())
-                out.set_metric(std::string(name), x.to_number<double>());
+            if (x.is_number()) out.set_metric(std::string(name), x.to_number<double>());
     if (auto const* n = o->if_contains("notes"); n && n->is_array())
         for (auto const& x : n->get_array())
-            if (x.is_string())
-                out.notes.emplace_back(x.get_string());
+            if (x.is_string()) out.notes.emplace_back(x.get_string());
     return {};
 }
 
@@ -365,8 +335,8 @@ std::string to_text(run_report const& r)
     char line[256];
     for (auto const& sc : r.scenarios) {
         os << "== " << sc.scenario << " ==\n";
-        std::snprintf(line, sizeof line, "%-6s %-28s %6s %9s %9s %9s %9s\n", "side", "operation", "n", "mean",
-                      "p50", "p90", "p99");
+        std::snprintf(line, sizeof line, "%-6s %-28s %6s %9s %9s %9s %9s\n", "side", "operation", "n", "mean", "p50",
+                      "p90", "p99");
         os << line;
         for (auto const& side : sc.sides)
             for (auto const& [name, samples] : side.operations) {
@@ -381,8 +351,8 @@ std::string to_text(run_report const& r)
                 os << line;
             }
         if (!sc.ratios.empty()) {
-            std::snprintf(line, sizeof line, "%-36s %12s %12s %9s %10s %s\n", "ratio", "num", "den", "ratio",
-                          "target", "met");
+            std::snprintf(line, sizeof line, "%-36s %12s %12s %9s %10s %s\n", "ratio", "num", "den", "ratio", "target",
+                          "met");
             os << line;
             for (auto const& row : sc.ratios) {
                 auto const m = row.met();
@@ -393,11 +363,9 @@ std::string to_text(run_report const& r)
                 os << line;
             }
         }
-        for (auto const& n : sc.notes)
-            os << "note: " << n << "\n";
+        for (auto const& n : sc.notes) os << "note: " << n << "\n";
         for (auto const& side : sc.sides)
-            for (auto const& n : side.notes)
-                os << "note (" << side.key << "): " << n << "\n";
+            for (auto const& n : side.notes) os << "note (" << side.key << "): " << n << "\n";
         os << "\n";
     }
     return os.str();

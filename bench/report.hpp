@@ -38,7 +38,7 @@ struct ratio_row {
     std::string numerator;    ///< side key
     std::string denominator;  ///< side key
     double num = 0, den = 0;
-    std::string target;       ///< e.g. "<= 0.2"; empty: informational
+    std::string target;  ///< e.g. "<= 0.2"; empty: informational
     double target_value = 0;
     bool lower_is_better = true;
 

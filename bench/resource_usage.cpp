@@ -26,24 +26,20 @@ resource_sample sample_self()
 
 double process_cpu_seconds(int pid)
 {
-    if (pid <= 0)
-        return 0;
+    if (pid <= 0) return 0;
     std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
     std::string line;
-    if (!std::getline(in, line))
-        return 0;
+    if (!std::getline(in, line)) return 0;
     // Fields after the ")" that ends the command name: state is field 3,
     // utime 14, stime 15, cutime 16, cstime 17 (reaped children: the commands
     // the server ran count as server work).
     auto const close = line.rfind(')');
-    if (close == std::string::npos)
-        return 0;
+    if (close == std::string::npos) return 0;
     std::istringstream rest(line.substr(close + 2));
     std::string field;
     double ticks = 0;
     for (int i = 3; i <= 17 && (rest >> field); ++i)
-        if (i >= 14)
-            ticks += std::stod(field);
+        if (i >= 14) ticks += std::stod(field);
     return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 

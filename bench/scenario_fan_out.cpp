@@ -4,17 +4,17 @@
 // governor). The command is what the official SDK's commands.run('/bin/true')
 // runs on the server (/bin/bash -l -c /bin/true), so the server does the same
 // work for both clients. Client CPU and peak RSS are this process's.
+#include <prism_e2b/e2b/client.hpp>
+#include <prism_e2b/e2b_sandbox.hpp>
+
 #include "io_run.hpp"
 #include "progress_bar.hpp"
 #include "resource_usage.hpp"
 #include "scenario.hpp"
 #include "stats.hpp"
 
-#include <prism_e2b/e2b/client.hpp>
-#include <prism_e2b/e2b_sandbox.hpp>
-
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -75,8 +75,7 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
         co.api_url = srv.api_url;
         co.sandbox_url = srv.sandbox_url;
         auto client = e2b::make_client(ex, co);
-        if (!client)
-            co_return "client: " + client.error().to_string();
+        if (!client) co_return "client: " + client.error().to_string();
         std::vector<std::shared_ptr<e2b_sandbox>> sandboxes(cfg.sandboxes);
         {
             progress_bar bar("create (C++)", cfg.sandboxes, cfg.quiet);
@@ -109,8 +108,7 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
                     asio::detached);
             co_await join.wait();
         }
-        if (!first_failure.empty())
-            co_return first_failure;
+        if (!first_failure.empty()) co_return first_failure;
 
         progress_bar bar("exec fan-out (C++)", cfg.execs, cfg.quiet);
         join_counter join;
@@ -148,8 +146,7 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
                                 if (!ok && first_failure.empty())
                                     first_failure = r ? "exec: exit " + r->status : "exec: " + r.error().to_string();
                             }
-                            if (!ok)
-                                ++failures;
+                            if (!ok) ++failures;
                             bar.tick();
                         }
                     },
@@ -160,8 +157,7 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
         server_cpu = process_cpu_seconds(srv.server_pid) - server0;
         bar.finish();
         for (auto& s : sandboxes)
-            if (s)
-                (void)co_await s->kill();
+            if (s) (void)co_await s->kill();
         co_return std::string{};
     });
     side.op("exec") = exec_ms;
@@ -177,13 +173,10 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
     // How busy the server was meanwhile (1.0 = one core); near the machine's
     // core count the server, not the client, bounds throughput.
     side.set_metric("server_cpu_cores_busy", wall > 0 ? server_cpu / wall : 0);
-    if (!err.empty())
-        return err;
-    if (failures.load() != 0)
-        return std::to_string(failures.load()) + " execs failed; first: " + first_failure;
+    if (!err.empty()) return err;
+    if (failures.load() != 0) return std::to_string(failures.load()) + " execs failed; first: " + first_failure;
     if (cfg.js)
-        if (auto e = run_js_side("fan_out", cfg, srv, report); !e.empty())
-            return "js: " + e;
+        if (auto e = run_js_side("fan_out", cfg, srv, report); !e.empty()) return "js: " + e;
     return {};
 }
 

@@ -4,14 +4,14 @@
 // pause, untimed: a filesystem resume is a reboot). The control plane goes
 // through timing_proxy so each operation splits into the server's own time
 // (Server-Timing) and the rest ("client": SDK + loopback).
+#include <prism_e2b/e2b_sandbox.hpp>
+
 #include "io_run.hpp"
 #include "progress_bar.hpp"
 #include "resource_usage.hpp"
 #include "scenario.hpp"
 #include "stats.hpp"
 #include "timing_proxy.hpp"
-
-#include <prism_e2b/e2b_sandbox.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -38,7 +38,8 @@ double server_ms_of(timing_proxy& proxy, std::string const& suffix, bool& missin
     double sum = 0;
     bool seen = false;
     for (auto const& x : proxy.take()) {
-        if (x.target.size() >= suffix.size() && x.target.compare(x.target.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        if (x.target.size() >= suffix.size() &&
+            x.target.compare(x.target.size() - suffix.size(), suffix.size(), suffix) == 0) {
             if (x.server_ms < 0)
                 missing = true;
             else
@@ -46,8 +47,7 @@ double server_ms_of(timing_proxy& proxy, std::string const& suffix, bool& missin
             seen = true;
         }
     }
-    if (!seen)
-        missing = true;
+    if (!seen) missing = true;
     return sum;
 }
 
@@ -59,8 +59,7 @@ void split_js_pause_resume(std::vector<timed_exchange> const& records, side_repo
 {
     std::vector<double> pauses, connects;
     for (auto const& x : records) {
-        if (x.method != "POST" || x.server_ms < 0)
-            continue;
+        if (x.method != "POST" || x.server_ms < 0) continue;
         if (x.target.ends_with("/pause"))
             pauses.push_back(x.server_ms);
         else if (x.target.ends_with("/connect"))
@@ -96,8 +95,7 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
     auto& side = report.side("cpp", "prism-e2b (C++ adapter)");
 
     timing_proxy proxy;
-    if (auto err = proxy.start(port_of(srv.api_url)); !err.empty())
-        return err;
+    if (auto err = proxy.start(port_of(srv.api_url)); !err.empty()) return err;
 
     std::string const holder =
         "$x = \"a\" x (" + std::to_string(cfg.memory_mib) + " * 1048576); $| = 1; print \"ready\\n\"; sleep 100000";
@@ -109,8 +107,7 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
         o.client_options.sandbox_url = srv.sandbox_url;
         o.timeout = std::chrono::minutes(10);
         auto created = co_await create_e2b_sandbox(ex, std::move(o));
-        if (!created)
-            co_return "create: " + created.error().to_string();
+        if (!created) co_return "create: " + created.error().to_string();
         auto sbx = *created;
         std::string failure;
         progress_bar bar("pause/resume (C++)", cfg.n, cfg.quiet);
@@ -122,8 +119,7 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
             // Pause only once the process holds its memory (it prints "ready").
             auto ready = std::make_shared<std::atomic<bool>>(false);
             pr.on_data = [ready](output_stream, std::string_view d) {
-                if (d.find("ready") != std::string_view::npos)
-                    *ready = true;
+                if (d.find("ready") != std::string_view::npos) *ready = true;
             };
             auto proc = co_await sbx->start_process(std::move(pr));
             if (!proc) {
@@ -181,30 +177,28 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
         }
         bar.finish();
         auto k = co_await sbx->kill();
-        if (!k && failure.empty())
-            failure = "kill: " + k.error().to_string();
+        if (!k && failure.empty()) failure = "kill: " + k.error().to_string();
         co_return failure;
     });
     auto const cpu1 = sample_self();
-    side.set_metric("cycles", static_cast<double>(side.find_op("pause_memory") ? side.find_op("pause_memory")->size() : 0));
+    side.set_metric("cycles",
+                    static_cast<double>(side.find_op("pause_memory") ? side.find_op("pause_memory")->size() : 0));
     side.set_metric("cpu_seconds", cpu1.cpu_seconds() - cpu0.cpu_seconds());
     side.set_metric("peak_rss_kib", static_cast<double>(cpu1.peak_rss_kib));
     if (!side.find_op("pause_memory.server"))
         side.notes.push_back("no Server-Timing seen: server/client split unavailable");
-    if (!err.empty())
-        return err;
+    if (!err.empty()) return err;
 
     if (cfg.js) {
         proxy.take();
         server_endpoint via_proxy = srv;
         via_proxy.api_url = proxy.url();
-        if (auto e = run_js_side("pause_resume", cfg, via_proxy, report); !e.empty())
-            return "js: " + e;
-        if (auto* js = const_cast<side_report*>(report.find_side("js")))
-            split_js_pause_resume(proxy.take(), *js);
+        if (auto e = run_js_side("pause_resume", cfg, via_proxy, report); !e.empty()) return "js: " + e;
+        if (auto* js = const_cast<side_report*>(report.find_side("js"))) split_js_pause_resume(proxy.take(), *js);
     }
-    report.notes.push_back("both clients reach the control plane through the same timing proxy; "
-                           "'.server' = Server-Timing app;dur, '.client' = total - server (SDK + loopback hops)");
+    report.notes.push_back(
+        "both clients reach the control plane through the same timing proxy; "
+        "'.server' = Server-Timing app;dur, '.client' = total - server (SDK + loopback hops)");
     return {};
 }
 

@@ -1,14 +1,14 @@
 // Unary floor: filesystem.Filesystem/Stat through the native client
 // (e2b::client::stat) and through raw_envd_connection, in alternating blocks
 // of the same run so drift hits both alike. Calls: cfg.n * 40 per side.
+#include <prism_e2b/e2b/client.hpp>
+
 #include "io_run.hpp"
 #include "progress_bar.hpp"
 #include "raw_floor.hpp"
 #include "resource_usage.hpp"
 #include "scenario.hpp"
 #include "stats.hpp"
-
-#include <prism_e2b/e2b/client.hpp>
 
 #include <boost/url/parse.hpp>
 
@@ -35,13 +35,11 @@ std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv,
         o.api_url = srv.api_url;
         o.sandbox_url = srv.sandbox_url;
         auto client = e2b::make_client(ex, o);
-        if (!client)
-            co_return "client: " + client.error().to_string();
+        if (!client) co_return "client: " + client.error().to_string();
         e2b::create_sandbox_params p;
         p.timeout = std::chrono::seconds(600);
         auto h = co_await (*client)->create_sandbox(p);
-        if (!h)
-            co_return "create: " + h.error().to_string();
+        if (!h) co_return "create: " + h.error().to_string();
         auto const target = e2b::envd_target::from(*h);
         std::string const stat_path = "/home/user";
         raw_envd_connection conn(ex, port, h->sandbox_id, h->envd_access_token.value_or(""));
@@ -61,8 +59,7 @@ std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv,
                 auto const t0 = std::chrono::steady_clock::now();
                 auto r = co_await (*client)->stat(target, stat_path);
                 sdk.op("stat").push_back(to_ms(std::chrono::steady_clock::now() - t0));
-                if (!r)
-                    failure = "sdk stat: " + r.error().to_string();
+                if (!r) failure = "sdk stat: " + r.error().to_string();
                 bar.tick();
             }
             auto c1 = sample_self();
@@ -85,13 +82,12 @@ std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv,
     sdk.set_metric("peak_rss_kib", static_cast<double>(sample_self().peak_rss_kib));
     raw.set_metric("calls", static_cast<double>(raw.find_op("stat") ? raw.find_op("stat")->size() : 0));
     raw.set_metric("cpu_seconds", raw_cpu);
-    report.notes.push_back("CPU is summed per block of calls from getrusage (tick-granular): approximate; "
-                           "the raw loop runs in the same process, so peak RSS is reported for the process once");
-    if (!err.empty())
-        return err;
+    report.notes.push_back(
+        "CPU is summed per block of calls from getrusage (tick-granular): approximate; "
+        "the raw loop runs in the same process, so peak RSS is reported for the process once");
+    if (!err.empty()) return err;
     if (cfg.js)
-        if (auto e = run_js_side("unary_floor", cfg, srv, report); !e.empty())
-            return "js: " + e;
+        if (auto e = run_js_side("unary_floor", cfg, srv, report); !e.empty()) return "js: " + e;
     return {};
 }
 

@@ -21,29 +21,25 @@ extern char** environ;
 namespace prism_e2b::bench {
 
 std::optional<child_process> child_process::spawn(std::string const& program, std::vector<std::string> const& args,
-                                                  std::map<std::string, std::string> const& env,
-                                                  bool capture_stdout, std::string* error)
+                                                  std::map<std::string, std::string> const& env, bool capture_stdout,
+                                                  std::string* error)
 {
     std::vector<std::string> env_strings;
     for (char** e = environ; *e; ++e) {
         std::string const s(*e);
         auto const eq = s.find('=');
-        if (eq != std::string::npos && env.count(s.substr(0, eq)))
-            continue;
+        if (eq != std::string::npos && env.count(s.substr(0, eq))) continue;
         env_strings.push_back(s);
     }
-    for (auto const& [k, v] : env)
-        env_strings.push_back(k + "=" + v);
+    for (auto const& [k, v] : env) env_strings.push_back(k + "=" + v);
     std::vector<char*> envp;
-    for (auto& s : env_strings)
-        envp.push_back(s.data());
+    for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
 
     std::vector<std::string> argv_strings{program};
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
-    for (auto& s : argv_strings)
-        argv.push_back(s.data());
+    for (auto& s : argv_strings) argv.push_back(s.data());
     argv.push_back(nullptr);
 
     int fds[2] = {-1, -1};
@@ -51,8 +47,7 @@ std::optional<child_process> child_process::spawn(std::string const& program, st
     posix_spawn_file_actions_init(&actions);
     if (capture_stdout) {
         if (::pipe2(fds, O_CLOEXEC) != 0) {
-            if (error)
-                *error = std::string("pipe: ") + std::strerror(errno);
+            if (error) *error = std::string("pipe: ") + std::strerror(errno);
             posix_spawn_file_actions_destroy(&actions);
             return std::nullopt;
         }
@@ -61,13 +56,10 @@ std::optional<child_process> child_process::spawn(std::string const& program, st
     child_process c;
     int const rc = ::posix_spawn(&c.pid_, program.c_str(), &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
-    if (capture_stdout)
-        ::close(fds[1]);
+    if (capture_stdout) ::close(fds[1]);
     if (rc != 0) {
-        if (capture_stdout)
-            ::close(fds[0]);
-        if (error)
-            *error = "spawn " + program + ": " + std::strerror(rc);
+        if (capture_stdout) ::close(fds[0]);
+        if (error) *error = "spawn " + program + ": " + std::strerror(rc);
         return std::nullopt;
     }
     c.stdout_fd_ = capture_stdout ? fds[0] : -1;
@@ -81,17 +73,14 @@ child_process::child_process(child_process&& o) noexcept
 
 child_process::~child_process()
 {
-    if (pid_ > 0 && !status_)
-        terminate();
-    if (stdout_fd_ >= 0)
-        ::close(stdout_fd_);
+    if (pid_ > 0 && !status_) terminate();
+    if (stdout_fd_ >= 0) ::close(stdout_fd_);
 }
 
 std::string child_process::read_all_stdout()
 {
     std::string out;
-    if (stdout_fd_ < 0)
-        return out;
+    if (stdout_fd_ < 0) return out;
     char buf[65536];
     for (;;) {
         ssize_t const n = ::read(stdout_fd_, buf, sizeof buf);
@@ -113,10 +102,8 @@ std::string child_process::read_line()
     char c = 0;
     while (stdout_fd_ >= 0) {
         ssize_t const n = ::read(stdout_fd_, &c, 1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0 || c == '\n')
-            break;
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0 || c == '\n') break;
         line += c;
     }
     return line;
@@ -124,10 +111,8 @@ std::string child_process::read_line()
 
 int child_process::wait()
 {
-    if (status_)
-        return *status_;
-    if (pid_ <= 0)
-        return -1;
+    if (status_) return *status_;
+    if (pid_ <= 0) return -1;
     int st = 0;
     while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
     }
@@ -137,8 +122,7 @@ int child_process::wait()
 
 int child_process::terminate(std::chrono::milliseconds grace)
 {
-    if (status_ || pid_ <= 0)
-        return status_.value_or(-1);
+    if (status_ || pid_ <= 0) return status_.value_or(-1);
     ::kill(pid_, SIGTERM);
     auto const deadline = std::chrono::steady_clock::now() + grace;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -157,8 +141,7 @@ int child_process::terminate(std::chrono::milliseconds grace)
 int free_loopback_port()
 {
     int const fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -183,8 +166,7 @@ bool wait_for_port(int port, std::chrono::milliseconds timeout)
         a.sin_port = htons(static_cast<std::uint16_t>(port));
         bool const ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
         ::close(fd);
-        if (ok)
-            return true;
+        if (ok) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
     return false;
@@ -197,32 +179,26 @@ std::string find_sibling_executable(std::string const& name, std::string const& 
     fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
         for (fs::path dir = self.parent_path(); !dir.empty(); dir = dir.parent_path()) {
-            if (fs::exists(dir / name, ec))
-                return (dir / name).string();
-            if (dir == dir.root_path())
-                break;
+            if (fs::exists(dir / name, ec)) return (dir / name).string();
+            if (dir == dir.root_path()) break;
         }
     }
-    if (!fallback.empty() && fs::exists(fallback, ec))
-        return fallback;
+    if (!fallback.empty() && fs::exists(fallback, ec)) return fallback;
     return {};
 }
 
 std::string which(std::string const& program)
 {
     char const* path = std::getenv("PATH");
-    if (!path)
-        return {};
+    if (!path) return {};
     std::string p(path);
     std::size_t start = 0;
     while (start <= p.size()) {
         auto const end = p.find(':', start);
         std::string const dir = p.substr(start, end == std::string::npos ? std::string::npos : end - start);
         std::string const cand = (dir.empty() ? "." : dir) + "/" + program;
-        if (::access(cand.c_str(), X_OK) == 0)
-            return cand;
-        if (end == std::string::npos)
-            break;
+        if (::access(cand.c_str(), X_OK) == 0) return cand;
+        if (end == std::string::npos) break;
         start = end + 1;
     }
     return {};

@@ -24,11 +24,20 @@ std::string esc(std::string const& s)
     std::string o;
     for (char c : s) {
         switch (c) {
-        case '&': o += "&amp;"; break;
-        case '<': o += "&lt;"; break;
-        case '>': o += "&gt;"; break;
-        case '"': o += "&quot;"; break;
-        default: o += c;
+            case '&':
+                o += "&amp;";
+                break;
+            case '<':
+                o += "&lt;";
+                break;
+            case '>':
+                o += "&gt;";
+                break;
+            case '"':
+                o += "&quot;";
+                break;
+            default:
+                o += c;
         }
     }
     return o;
@@ -36,12 +45,9 @@ std::string esc(std::string const& s)
 
 char const* color_of(std::string const& key)
 {
-    if (key == "cpp")
-        return "#1f77b4";
-    if (key == "js")
-        return "#ff7f0e";
-    if (key == "raw")
-        return "#2ca02c";
+    if (key == "cpp") return "#1f77b4";
+    if (key == "js") return "#ff7f0e";
+    if (key == "raw") return "#2ca02c";
     return "#7f7f7f";
 }
 
@@ -76,8 +82,7 @@ std::string render_svg(run_report const& r)
         std::vector<std::string> ops;
         for (auto const& side : sc.sides)
             for (auto const& [name, samples] : side.operations) {
-                if (std::find(ops.begin(), ops.end(), name) == ops.end())
-                    ops.push_back(name);
+                if (std::find(ops.begin(), ops.end(), name) == ops.end()) ops.push_back(name);
                 for (double v : samples)
                     if (v > 0) {
                         lo = std::min(lo, v);
@@ -89,8 +94,7 @@ std::string render_svg(run_report const& r)
             hi = 1;
         }
         log_axis ax{std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi)))};
-        if (ax.hi <= ax.lo)
-            ax.hi = ax.lo * 10;
+        if (ax.hi <= ax.lo) ax.hi = ax.lo * 10;
 
         body << "<text x='10' y='" << y + 14 << "' font-size='15' font-weight='bold'>" << esc(sc.scenario)
              << "</text>\n";
@@ -108,21 +112,19 @@ std::string render_svg(run_report const& r)
         for (auto const& op : ops) {
             for (auto const& side : sc.sides) {
                 auto const* samples = side.find_op(op);
-                if (!samples || samples->empty())
-                    continue;
+                if (!samples || samples->empty()) continue;
                 std::vector<double> sorted = *samples;
                 std::sort(sorted.begin(), sorted.end());
                 auto const s = summarize(sorted);
                 double const cy = y + row_h / 2;
                 char const* col = color_of(side.key);
-                body << "<text x='" << label_w << "' y='" << cy + 4 << "' font-size='12' text-anchor='end'>"
-                     << esc(op) << " · " << esc(side.key) << " (p50 " << fmt("%.3g", s.p50) << " ms)</text>\n";
+                body << "<text x='" << label_w << "' y='" << cy + 4 << "' font-size='12' text-anchor='end'>" << esc(op)
+                     << " · " << esc(side.key) << " (p50 " << fmt("%.3g", s.p50) << " ms)</text>\n";
                 // Dots: deterministic jitter so the file is reproducible.
                 std::size_t i = 0;
                 std::size_t const step = std::max<std::size_t>(1, sorted.size() / 150);
                 for (double v : *samples) {
-                    if (i++ % step)
-                        continue;
+                    if (i++ % step) continue;
                     double const jitter = (static_cast<double>((i * 2654435761u) % 1000) / 1000.0 - 0.5) * (row_h - 8);
                     body << "<circle cx='" << fmt("%.1f", ax.x(std::max(v, ax.lo))) << "' cy='"
                          << fmt("%.1f", cy + jitter) << "' r='1.6' fill='" << col << "' fill-opacity='0.35'/>";
@@ -168,10 +170,9 @@ std::string render_svg(run_report const& r)
                      << "<text x='" << cols[1] << "' y='" << y << "' font-size='12'>" << fmt("%.4g", row.num)
                      << "</text><text x='" << cols[2] << "' y='" << y << "' font-size='12'>" << fmt("%.4g", row.den)
                      << "</text><text x='" << cols[3] << "' y='" << y << "' font-size='12' font-weight='bold'>"
-                     << fmt("%.3f", row.ratio()) << "</text><text x='" << cols[4] << "' y='" << y
-                     << "' font-size='12'>" << esc(row.target.empty() ? "-" : row.target) << "</text><text x='"
-                     << cols[5] << "' y='" << y << "' font-size='12' fill='" << fill << "'>"
-                     << (!m ? "-" : (*m ? "yes" : "no")) << "</text>\n";
+                     << fmt("%.3f", row.ratio()) << "</text><text x='" << cols[4] << "' y='" << y << "' font-size='12'>"
+                     << esc(row.target.empty() ? "-" : row.target) << "</text><text x='" << cols[5] << "' y='" << y
+                     << "' font-size='12' fill='" << fill << "'>" << (!m ? "-" : (*m ? "yes" : "no")) << "</text>\n";
                 y += 16;
             }
         }
@@ -192,8 +193,7 @@ std::string render_svg(run_report const& r)
 bool write_svg(run_report const& r, std::string const& path)
 {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out)
-        return false;
+    if (!out) return false;
     out << render_svg(r);
     return static_cast<bool>(out);
 }

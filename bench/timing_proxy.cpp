@@ -36,8 +36,7 @@ double parse_server_timing(std::string const& value)
         metric = first == std::string::npos ? "" : metric.substr(first);
         if (metric.rfind("app", 0) == 0 && (metric.size() == 3 || metric[3] == ';')) {
             auto const d = metric.find("dur=");
-            if (d != std::string::npos)
-                return std::strtod(metric.c_str() + d + 4, nullptr);
+            if (d != std::string::npos) return std::strtod(metric.c_str() + d + 4, nullptr);
         }
         pos = end + 1;
     }
@@ -56,8 +55,7 @@ struct timing_proxy::impl : std::enable_shared_from_this<impl> {
     {
         for (;;) {
             auto [ec, sock] = co_await acceptor.async_accept(use_tuple);
-            if (ec)
-                co_return;
+            if (ec) co_return;
             sock.set_option(tcp::no_delay(true));
             asio::co_spawn(ioc, serve(shared_from_this(), std::move(sock)), asio::detached);
         }
@@ -69,24 +67,20 @@ struct timing_proxy::impl : std::enable_shared_from_this<impl> {
         auto [cec] = co_await up.async_connect(
             tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(self->upstream_port)),
             use_tuple);
-        if (cec)
-            co_return;
+        if (cec) co_return;
         up.set_option(tcp::no_delay(true));
         beast::flat_buffer dbuf, ubuf;
         for (;;) {
             http::request<http::string_body> req;
             auto [rec, rn] = co_await http::async_read(down, dbuf, req, use_tuple);
-            if (rec)
-                co_return;
+            if (rec) co_return;
             auto const t0 = std::chrono::steady_clock::now();
             auto [wec, wn] = co_await http::async_write(up, req, use_tuple);
-            if (wec)
-                co_return;
+            if (wec) co_return;
             http::response_parser<http::string_body> parser;
             parser.body_limit(256u << 20);
             auto [uec, un] = co_await http::async_read(up, ubuf, parser, use_tuple);
-            if (uec)
-                co_return;
+            if (uec) co_return;
             auto res = parser.release();
             timed_exchange x;
             x.upstream_ms = to_ms(std::chrono::steady_clock::now() - t0);
@@ -101,8 +95,7 @@ struct timing_proxy::impl : std::enable_shared_from_this<impl> {
             }
             bool const keep = res.keep_alive() && req.keep_alive();
             auto [dec, dn] = co_await http::async_write(down, res, use_tuple);
-            if (dec || !keep)
-                co_return;
+            if (dec || !keep) co_return;
         }
     }
 };
@@ -112,8 +105,7 @@ timing_proxy::timing_proxy() : impl_(std::make_shared<impl>()) {}
 timing_proxy::~timing_proxy()
 {
     impl_->ioc.stop();
-    if (impl_->thread.joinable())
-        impl_->thread.join();
+    if (impl_->thread.joinable()) impl_->thread.join();
 }
 
 std::string timing_proxy::start(int upstream_port)
@@ -122,12 +114,9 @@ std::string timing_proxy::start(int upstream_port)
     boost::system::error_code ec;
     tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), 0);
     impl_->acceptor.open(ep.protocol(), ec);
-    if (!ec)
-        impl_->acceptor.bind(ep, ec);
-    if (!ec)
-        impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec)
-        return "timing proxy: " + ec.message();
+    if (!ec) impl_->acceptor.bind(ep, ec);
+    if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return "timing proxy: " + ec.message();
     asio::co_spawn(impl_->ioc, impl_->accept_loop(), asio::detached);
     impl_->thread = std::thread([p = impl_] { p->ioc.run(); });
     return {};

@@ -17,8 +17,8 @@ struct timed_exchange {
     std::string method;
     std::string target;
     int status = 0;
-    double server_ms = -1;    ///< from Server-Timing; -1 when absent
-    double upstream_ms = 0;   ///< proxy -> server -> proxy round trip
+    double server_ms = -1;   ///< from Server-Timing; -1 when absent
+    double upstream_ms = 0;  ///< proxy -> server -> proxy round trip
 };
 
 /// Runs on its own thread (own io_context). Thread safety: every member may be

@@ -2,10 +2,10 @@
 // sandbox's governor (max_concurrent_execs = 8) queues the rest in FIFO order;
 // against the embedded server the example checks from the server's side that
 // no sandbox ever ran more than 8 at once.
-#include "common/example_main.hpp"
-
 #include <prism_e2b/e2b/client.hpp>
 #include <prism_e2b/e2b_sandbox.hpp>
+
+#include "common/example_main.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
@@ -32,8 +32,7 @@ asio::awaitable<int> co_main(example::environment env)
     e2b::client_options copts = env.client_options;
     copts.api_key = env.api_key;
     auto client = e2b::make_client(ex, std::move(copts));
-    if (!client)
-        co_return example::fail("client: " + client.error().to_string());
+    if (!client) co_return example::fail("client: " + client.error().to_string());
 
     // Create the sandboxes concurrently.
     using create_op = decltype(asio::co_spawn(ex, create_e2b_sandbox(ex, {}), asio::deferred));
@@ -45,8 +44,8 @@ asio::awaitable<int> co_main(example::environment env)
         o.limits.max_commands = 100;
         creates.push_back(asio::co_spawn(ex, create_e2b_sandbox(ex, std::move(o)), asio::deferred));
     }
-    auto [order, cerrs, created] =
-        co_await asio::experimental::make_parallel_group(std::move(creates)).async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
+    auto [order, cerrs, created] = co_await asio::experimental::make_parallel_group(std::move(creates))
+                                       .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
     std::vector<std::shared_ptr<e2b_sandbox>> sandboxes;
     int rc = 0;
     for (std::size_t i = 0; i < created.size(); ++i) {
@@ -67,10 +66,11 @@ asio::awaitable<int> co_main(example::environment env)
             // Each command lasts ~50 ms so the per-sandbox limit is actually exercised.
             req.file = "/bin/sh";
             req.args = {"-c", "sleep 0.05; echo ok " + std::to_string(i)};
-            execs.push_back(asio::co_spawn(ex, sandboxes[i % sandboxes.size()]->exec_file(std::move(req)), asio::deferred));
+            execs.push_back(
+                asio::co_spawn(ex, sandboxes[i % sandboxes.size()]->exec_file(std::move(req)), asio::deferred));
         }
-        auto [eorder, eerrs, results] =
-            co_await asio::experimental::make_parallel_group(std::move(execs)).async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
+        auto [eorder, eerrs, results] = co_await asio::experimental::make_parallel_group(std::move(execs))
+                                            .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
         double const secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::size_t ok = 0;
         for (std::size_t i = 0; i < results.size(); ++i) {
@@ -78,24 +78,24 @@ asio::awaitable<int> co_main(example::environment env)
             if (!eerrs[i] && r && r->exit_code == 0 && r->stdout_data == "ok " + std::to_string(i) + "\n")
                 ++ok;
             else if (rc == 0)
-                rc = example::fail("exec " + std::to_string(i) + ": " + (r ? "output '" + r->stdout_data + "'" : r.error().to_string()));
+                rc = example::fail("exec " + std::to_string(i) + ": " +
+                                   (r ? "output '" + r->stdout_data + "'" : r.error().to_string()));
         }
-        std::printf("%zu/%zu execs ok in %.2f s (%.0f execs/s)\n", ok, exec_count, secs, static_cast<double>(ok) / secs);
-        if (ok != exec_count && rc == 0)
-            rc = example::fail("not every exec succeeded");
+        std::printf("%zu/%zu execs ok in %.2f s (%.0f execs/s)\n", ok, exec_count, secs,
+                    static_cast<double>(ok) / secs);
+        if (ok != exec_count && rc == 0) rc = example::fail("not every exec succeeded");
 
         if (env.local) {
             std::uint32_t peak = 0;
-            for (auto const& s : sandboxes)
-                peak = std::max(peak, env.local->peak_concurrent_execs(s->id()));
+            for (auto const& s : sandboxes) peak = std::max(peak, env.local->peak_concurrent_execs(s->id()));
             std::printf("peak concurrent execs in one sandbox (server side): %u (limit %u)\n", peak, max_concurrent);
             if (peak == 0 || peak > max_concurrent)
-                rc = example::fail("server-side peak concurrency " + std::to_string(peak) + " outside 1.." + std::to_string(max_concurrent));
+                rc = example::fail("server-side peak concurrency " + std::to_string(peak) + " outside 1.." +
+                                   std::to_string(max_concurrent));
         }
     }
     for (auto const& s : sandboxes)
-        if (auto k = co_await s->kill(); !k && rc == 0)
-            rc = example::fail("kill: " + k.error().to_string());
+        if (auto k = co_await s->kill(); !k && rc == 0) rc = example::fail("kill: " + k.error().to_string());
     co_return rc;
 }
 

@@ -2,10 +2,10 @@
 // the host side" (drop every object: sandbox, client, io_context), then build
 // everything again and recover the process by ref through the attested
 // recovery backend. A backend with a wrong expectation recovers nothing.
-#include "common/example_main.hpp"
-
 #include <prism_e2b/e2b_sandbox.hpp>
 #include <prism_e2b/process_recovery.hpp>
+
+#include "common/example_main.hpp"
 
 #include <cstdio>
 #include <mutex>
@@ -28,22 +28,19 @@ asio::awaitable<int> first_life(example::environment env, host_record& record)
     auto o = env.sandbox_options();
     o.labels = labels;
     auto created = co_await create_e2b_sandbox(ex, std::move(o));
-    if (!created)
-        co_return example::fail("create: " + created.error().to_string());
+    if (!created) co_return example::fail("create: " + created.error().to_string());
     auto sandbox = *created;
     process_request req;
     req.file = "/bin/sh";
     req.args = {"-c", "while true; do echo beat; sleep 0.2; done"};
     req.stdin_open = false;
     auto proc = co_await sandbox->start_process(std::move(req));
-    if (!proc)
-        co_return example::fail("start_process: " + proc.error().to_string());
+    if (!proc) co_return example::fail("start_process: " + proc.error().to_string());
     record = {sandbox->id(), (*proc)->ref()};
     std::printf("first life: sandbox %s, process pid %u\n  ref %s\n", record.sandbox_id.c_str(), (*proc)->pid(),
                 record.process_ref.c_str());
     // Detach: the process keeps running in the sandbox.
-    if (auto r = co_await (*proc)->release(); !r)
-        co_return example::fail("release: " + r.error().to_string());
+    if (auto r = co_await (*proc)->release(); !r) co_return example::fail("release: " + r.error().to_string());
     co_return 0;
 }  // every object of the first life is destroyed here
 
@@ -54,8 +51,7 @@ asio::awaitable<int> second_life(example::environment env, host_record record)
     auto o = env.connect_options(record.sandbox_id);
     o.expected_labels = labels;
     auto connected = co_await connect_e2b_sandbox(ex, std::move(o));
-    if (!connected)
-        co_return example::fail("connect: " + connected.error().to_string());
+    if (!connected) co_return example::fail("connect: " + connected.error().to_string());
     auto sandbox = *connected;
     int rc = 0;
 
@@ -88,18 +84,15 @@ asio::awaitable<int> second_life(example::environment env, host_record record)
         }
         std::printf("second life: recovered pid %u, %s, %zu bytes of new output\n", handle->pid(),
                     alive ? "still running" : "NOT running", got);
-        if (!alive || got == 0)
-            rc = example::fail("the recovered process is not alive");
-        if (auto k = co_await handle->kill(); !k)
-            rc = example::fail("kill process: " + k.error().to_string());
+        if (!alive || got == 0) rc = example::fail("the recovered process is not alive");
+        if (auto k = co_await handle->kill(); !k) rc = example::fail("kill process: " + k.error().to_string());
         auto end = co_await handle->wait(std::chrono::milliseconds(5000));
         if (!end || end->outcome != exit_outcome::killed || end->exit_code)
             rc = example::fail("the killed process did not end as killed");
         else
             std::printf("second life: process killed (%s)\n", end->status.c_str());
     }
-    if (auto k = co_await sandbox->kill(); !k)
-        rc = example::fail("kill sandbox: " + k.error().to_string());
+    if (auto k = co_await sandbox->kill(); !k) rc = example::fail("kill sandbox: " + k.error().to_string());
     co_return rc;
 }
 

@@ -1,9 +1,9 @@
 // Quickstart: the seed's implementation example in C++.
 // Create a labelled sandbox, run one command, snapshot the filesystem
 // (pause without memory), reconnect as the owner, resume, and kill.
-#include "common/example_main.hpp"
-
 #include <prism_e2b/e2b_sandbox.hpp>
+
+#include "common/example_main.hpp"
 
 #include <cstdio>
 
@@ -18,8 +18,7 @@ asio::awaitable<int> co_main(example::environment env)
     opts.labels = {{"app.owner", "alice"}};
     opts.timeout = std::chrono::minutes(10);
     auto created = co_await create_e2b_sandbox(ex, std::move(opts));
-    if (!created)
-        co_return example::fail("create: " + created.error().to_string());
+    if (!created) co_return example::fail("create: " + created.error().to_string());
     auto sandbox = *created;
     std::printf("created %s\n", sandbox->id().c_str());
 
@@ -29,7 +28,8 @@ asio::awaitable<int> co_main(example::environment env)
     echo.cwd = "/workspace";
     auto ran = co_await sandbox->exec_file(std::move(echo));
     if (!ran || ran->exit_code != 0 || ran->stdout_data != "ok\n")
-        co_return example::fail("exec_file: " + (ran ? "unexpected output '" + ran->stdout_data + "'" : ran.error().to_string()));
+        co_return example::fail("exec_file: " +
+                                (ran ? "unexpected output '" + ran->stdout_data + "'" : ran.error().to_string()));
     std::printf("echo said: %s", ran->stdout_data.c_str());
 
     pause_options filesystem_only;
@@ -42,14 +42,12 @@ asio::awaitable<int> co_main(example::environment env)
     auto copts = env.connect_options(sandbox->id());
     copts.expected_labels = {{"app.owner", "alice"}};
     auto again = co_await connect_e2b_sandbox(ex, std::move(copts));
-    if (!again)
-        co_return example::fail("connect: " + again.error().to_string());
+    if (!again) co_return example::fail("connect: " + again.error().to_string());
     if (auto r = co_await (*again)->pause_control()->resume(); !r)
         co_return example::fail("resume: " + r.error().to_string());
     std::printf("reconnected as the owner and resumed\n");
 
-    if (auto r = co_await (*again)->kill(); !r)
-        co_return example::fail("kill: " + r.error().to_string());
+    if (auto r = co_await (*again)->kill(); !r) co_return example::fail("kill: " + r.error().to_string());
     std::printf("killed\n");
     co_return 0;
 }

@@ -30,7 +30,7 @@ namespace asio = boost::asio;
 /// Where the examples' sandboxes live: the credentials and endpoints a host
 /// would pass to create_e2b_sandbox / connect_e2b_sandbox.
 struct environment {
-    std::string api_key;                           ///< secret: never printed
+    std::string api_key;                            ///< secret: never printed
     prism_e2b::e2b::client_options client_options;  ///< endpoints (empty: E2B defaults / env)
     prism_e2b::local::server* local = nullptr;      ///< the embedded server, when there is one
 
@@ -69,8 +69,7 @@ public:
         so.api_key = "e2b_example_" + std::to_string(rd()) + std::to_string(rd());
         api_key_ = so.api_key;
         server_ = std::make_unique<prism_e2b::local::server>(ioc_.get_executor(), so);
-        if (auto r = server_->start(); !r)
-            throw std::runtime_error("local server: " + r.error().to_string());
+        if (auto r = server_->start(); !r) throw std::runtime_error("local server: " + r.error().to_string());
         thread_ = std::thread([this] { ioc_.run(); });
     }
     ~embedded_server()
@@ -113,7 +112,8 @@ int main(CoMain co_main)
     std::unique_ptr<embedded_server> embedded;
     if (char const* key = std::getenv("E2B_API_KEY"); key && *key) {
         env.api_key = key;
-        std::printf("using E2B at %s\n", std::getenv("E2B_API_URL") ? std::getenv("E2B_API_URL") : "the default domain");
+        std::printf("using E2B at %s\n",
+                    std::getenv("E2B_API_URL") ? std::getenv("E2B_API_URL") : "the default domain");
     } else {
         try {
             embedded = std::make_unique<embedded_server>();

@@ -174,13 +174,13 @@ private:
 /// autoPause true when on_timeout is pause. If set-up fails after the vendor
 /// created the sandbox, the sandbox is killed before the error is reported.
 boost::asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(boost::asio::any_io_executor executor,
-                                                                                 e2b_sandbox_options options);
+                                                                                e2b_sandbox_options options);
 
 /// Connects to an existing sandbox: get_sandbox_info, then the label check (fail
 /// closed: errc::wrong_owner and no further call), then connect only when
 /// `resume` is true and the sandbox is paused.
 boost::asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> connect_e2b_sandbox(boost::asio::any_io_executor executor,
-                                                                                  e2b_connect_options options);
+                                                                                 e2b_connect_options options);
 
 }  // namespace prism_e2b
 

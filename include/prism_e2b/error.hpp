@@ -54,10 +54,7 @@ enum class errc {
 /// The category of errc values; its name is "prism_e2b".
 boost::system::error_category const& error_category() noexcept;
 
-inline boost::system::error_code make_error_code(errc e) noexcept
-{
-    return {static_cast<int>(e), error_category()};
-}
+inline boost::system::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), error_category()}; }
 
 /// True for conditions where the same request may succeed later unchanged
 /// (rate_limited, service_busy, timed_out, server_error and transient network errors).
@@ -119,7 +116,8 @@ private:
 
 namespace boost::system {
 template <>
-struct is_error_code_enum<prism_e2b::errc> : std::true_type {};
+struct is_error_code_enum<prism_e2b::errc> : std::true_type {
+};
 }  // namespace boost::system
 
 #endif

@@ -84,8 +84,8 @@ bool is_valid_env_name(std::string_view name) noexcept;
 /// Checks one command's argv and env against the contract: no NUL in file,
 /// args, env names or values; valid env names; env count and bytes within
 /// `limits`. Errors: invalid_argument (bad input), limit_exceeded (env caps).
-result<void> validate_command(std::string_view file, std::vector<std::string> const& args,
-                              env_map const& env, sandbox_limits const& limits);
+result<void> validate_command(std::string_view file, std::vector<std::string> const& args, env_map const& env,
+                              sandbox_limits const& limits);
 
 }  // namespace prism_e2b
 

@@ -56,11 +56,11 @@ namespace prism_e2b::local {
 
 struct server_options {
     std::string listen_address = "127.0.0.1";
-    std::uint16_t port = 0;          ///< 0: ephemeral
-    std::string state_dir;           ///< empty: a fresh temp dir, removed by stop()
-    std::string api_key;             ///< required: X-API-KEY must equal it
-    std::string admin_token;         ///< empty: fault-injection admin routes disabled
-    bool isolate = true;             ///< per-sandbox mount namespace when the kernel allows
+    std::uint16_t port = 0;   ///< 0: ephemeral
+    std::string state_dir;    ///< empty: a fresh temp dir, removed by stop()
+    std::string api_key;      ///< required: X-API-KEY must equal it
+    std::string admin_token;  ///< empty: fault-injection admin routes disabled
+    bool isolate = true;      ///< per-sandbox mount namespace when the kernel allows
     /// Freeze paused sandboxes with the cgroup-v1 freezer when available; false: SIGSTOP/SIGCONT.
     bool cgroup_freezer = true;
     log_sink logger;
@@ -90,7 +90,8 @@ public:
     /// The next `count` process streams are closed after `after_bytes` output bytes, without an end event.
     void cut_next_streams(std::size_t after_bytes, unsigned count = 1);
     /// Kills `sandbox_id` `after` its next process start (at once if one runs and after is 0).
-    void kill_sandbox_during_exec(std::string sandbox_id, std::chrono::milliseconds after = std::chrono::milliseconds(0));
+    void kill_sandbox_during_exec(std::string sandbox_id,
+                                  std::chrono::milliseconds after = std::chrono::milliseconds(0));
     /// Clears every switch.
     void reset();
 

@@ -49,8 +49,8 @@ struct process_request {
     std::vector<std::string> args;
     std::optional<std::string> cwd;  ///< default: the sandbox's workdir
     env_map env;
-    bool stdin_open = true;          ///< keep stdin open for write()
-    output_callback on_data;         ///< live output; may be empty
+    bool stdin_open = true;   ///< keep stdin open for write()
+    output_callback on_data;  ///< live output; may be empty
 };
 
 /// A long-running process. Thread safety: members may be called from any

@@ -24,9 +24,9 @@ struct exec_file_request {
     std::vector<std::string> args;
     std::optional<std::string> cwd;  ///< default: the sandbox's workdir
     env_map env;
-    output_callback on_data;                ///< live output; may be empty
-    std::chrono::milliseconds timeout{0};   ///< 0: no per-command timeout
-    bool capture_output = true;             ///< also collect output into exec_result
+    output_callback on_data;               ///< live output; may be empty
+    std::chrono::milliseconds timeout{0};  ///< 0: no per-command timeout
+    bool capture_output = true;            ///< also collect output into exec_result
 };
 
 /// One shell command: exec_file("/bin/sh", {"-c", command}).
@@ -44,7 +44,7 @@ struct exec_result {
     /// timed out or its outcome is unknown. Never invented.
     std::optional<int> exit_code;
     exit_outcome outcome = exit_outcome::unknown;
-    std::string status;      ///< vendor text ("exit status 3")
+    std::string status;       ///< vendor text ("exit status 3")
     std::string stdout_data;  ///< when capture_output
     std::string stderr_data;  ///< when capture_output
 };
@@ -84,8 +84,8 @@ struct pause_outcome {
     enum class kind { paused, already_paused, refused_busy };
     kind result = kind::paused;
     snapshot_kind snapshot = snapshot_kind::memory;
-    int http_status = 0;   ///< vendor status (204, 409, 503)
-    std::string message;   ///< vendor message, redacted
+    int http_status = 0;  ///< vendor status (204, 409, 503)
+    std::string message;  ///< vendor message, redacted
 
     bool is_paused() const noexcept { return result != kind::refused_busy; }
 };

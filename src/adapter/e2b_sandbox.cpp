@@ -55,8 +55,7 @@ void e2b_sandbox_core::register_process(std::shared_ptr<e2b_process_state> const
     std::lock_guard lk(mu);
     std::erase_if(live, [](auto const& w) { return w.expired(); });
     live.push_back(p);
-    if (rebooted)
-        pids_since_reboot.insert(p->pid);
+    if (rebooted) pids_since_reboot.insert(p->pid);
 }
 
 std::vector<std::shared_ptr<e2b_process_state>> e2b_sandbox_core::live_processes()
@@ -64,8 +63,7 @@ std::vector<std::shared_ptr<e2b_process_state>> e2b_sandbox_core::live_processes
     std::lock_guard lk(mu);
     std::vector<std::shared_ptr<e2b_process_state>> out;
     for (auto const& w : live)
-        if (auto p = w.lock())
-            out.push_back(std::move(p));
+        if (auto p = w.lock()) out.push_back(std::move(p));
     return out;
 }
 
@@ -81,7 +79,8 @@ std::chrono::seconds ceil_seconds(std::chrono::milliseconds ms)
 }
 
 // "2026-11-30T01:17:22.123Z" or with an offset; falls back to `fallback`.
-std::chrono::system_clock::time_point parse_rfc3339(std::string const& s, std::chrono::system_clock::time_point fallback)
+std::chrono::system_clock::time_point parse_rfc3339(std::string const& s,
+                                                    std::chrono::system_clock::time_point fallback)
 {
     std::tm tm{};
     int consumed = 0;
@@ -91,8 +90,7 @@ std::chrono::system_clock::time_point parse_rfc3339(std::string const& s, std::c
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
     auto t = ::timegm(&tm);
-    if (t == static_cast<std::time_t>(-1))
-        return fallback;
+    if (t == static_cast<std::time_t>(-1)) return fallback;
     auto rest = std::string_view(s).substr(static_cast<std::size_t>(consumed));
     while (!rest.empty() && (rest.front() == '.' || (rest.front() >= '0' && rest.front() <= '9')))
         rest.remove_prefix(1);
@@ -118,8 +116,7 @@ result<std::shared_ptr<e2b::client>> resolve_client(asio::any_io_executor ex, st
 {
     if (api_key && injected)
         return error(errc::invalid_argument, "pass either api_key or client, not both", {"options"});
-    if (injected)
-        return injected;
+    if (injected) return injected;
     if (!api_key || api_key->empty())
         return error(errc::invalid_argument, "an E2B api_key or an injected client is required", {"options"});
     secret_redactor::global().add(*api_key);
@@ -156,17 +153,13 @@ asio::awaitable<result<void>> make_workdir_as_root(e2b::client& client, e2b::env
     p.stdin = false;
     p.timeout = std::chrono::milliseconds(30000);
     auto stream = co_await client.start_process(std::move(target), std::move(p));
-    if (!stream)
-        co_return stream.error();
+    if (!stream) co_return stream.error();
     for (;;) {
         auto ev = co_await (*stream)->next();
-        if (!ev)
-            co_return ev.error();
-        if (!*ev)
-            break;
+        if (!ev) co_return ev.error();
+        if (!*ev) break;
         if (auto* end = std::get_if<e2b::end_event>(&**ev)) {
-            if (end->exited && end->exit_code == 0)
-                co_return result<void>();
+            if (end->exited && end->exit_code == 0) co_return result<void>();
             co_return error(errc::permission_denied, "could not create the workdir (" + end->status + ")", {"create"});
         }
     }
@@ -176,8 +169,7 @@ asio::awaitable<result<void>> make_workdir_as_root(e2b::client& client, e2b::env
 // Stops following every live process and marks it gone (kill, reboot).
 void processes_gone(detail::e2b_sandbox_core& core, std::string const& why)
 {
-    for (auto& p : core.live_processes())
-        p->on_gone(why);
+    for (auto& p : core.live_processes()) p->on_gone(why);
 }
 
 }  // namespace
@@ -188,29 +180,23 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::a
                                                                          e2b_sandbox_options options)
 {
     // Everything is validated before any vendor call.
-    if (options.api_key && !options.api_key->empty())
-        secret_redactor::global().add(*options.api_key);
+    if (options.api_key && !options.api_key->empty()) secret_redactor::global().add(*options.api_key);
     if (!options.api_key && !options.client)
         co_return error(errc::invalid_argument, "an E2B api_key or an injected client is required", {"create"});
-    if (auto v = options.limits.validate(); !v)
-        co_return v.error();
+    if (auto v = options.limits.validate(); !v) co_return v.error();
     auto timeout = resolve_timeout(options.timeout, options.limits);
-    if (!timeout)
-        co_return timeout.error();
+    if (!timeout) co_return timeout.error();
     if (options.template_name.empty() || options.template_name.size() > 256 ||
         options.template_name.find('\0') != std::string::npos)
         co_return error(errc::invalid_argument, "template must be a non-empty name", {"create"});
-    if (auto v = validate_path(options.workdir, "workdir"); !v)
-        co_return v.error();
-    if (auto v = validate_labels(options.labels); !v)
-        co_return v.error();
+    if (auto v = validate_path(options.workdir, "workdir"); !v) co_return v.error();
+    if (auto v = validate_labels(options.labels); !v) co_return v.error();
     for (auto const& [k, v] : options.env_vars)
         if (!is_valid_env_name(k) || v.find('\0') != std::string::npos)
             co_return error(errc::invalid_argument, "env_vars: invalid name or NUL in a value", {"create"});
 
     auto client = resolve_client(executor, options.api_key, options.client, options.client_options);
-    if (!client)
-        co_return client.error();
+    if (!client) co_return client.error();
 
     e2b::create_sandbox_params params;
     params.template_id = options.template_name;
@@ -227,13 +213,11 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::a
     core->vendor_timeout = params.timeout;
 
     auto created = co_await (*client)->create_sandbox(std::move(params));
-    if (!created)
-        co_return created.error();
+    if (!created) co_return created.error();
     core->id = created->sandbox_id;
     core->target = e2b::envd_target::from(*created);
     core->started_at = core->last_activity = std::chrono::system_clock::now();
-    if (core->id.empty())
-        co_return error(errc::protocol_error, "the vendor returned no sandbox id", {"create"});
+    if (core->id.empty()) co_return error(errc::protocol_error, "the vendor returned no sandbox id", {"create"});
 
     // The workdir must exist when the sandbox is handed out; if not, the vendor
     // sandbox would leak: kill it before reporting.
@@ -249,8 +233,7 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::a
         co_await asio::this_coro::reset_cancellation_state();
         core->log(log_level::error, "create: workdir set-up failed, killing sandbox " + core->id);
         auto k = co_await (*client)->kill_sandbox(core->id);
-        if (!k)
-            core->log(log_level::error, "create: cleanup kill failed: " + k.error().to_string());
+        if (!k) core->log(log_level::error, "create: cleanup kill failed: " + k.error().to_string());
         co_return error(dir.error().code(), "workdir set-up failed (the sandbox was killed): " + dir.error().message(),
                         {"create", dir.error().http_status(), dir.error().vendor_code()});
     }
@@ -261,27 +244,21 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::a
 asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> connect_e2b_sandbox(asio::any_io_executor executor,
                                                                           e2b_connect_options options)
 {
-    if (options.api_key && !options.api_key->empty())
-        secret_redactor::global().add(*options.api_key);
+    if (options.api_key && !options.api_key->empty()) secret_redactor::global().add(*options.api_key);
     if (!options.api_key && !options.client)
         co_return error(errc::invalid_argument, "an E2B api_key or an injected client is required", {"connect"});
     if (options.sandbox_id.empty() || options.sandbox_id.size() > 256 ||
         options.sandbox_id.find('\0') != std::string::npos)
         co_return error(errc::invalid_argument, "sandbox_id is required", {"connect"});
-    if (auto v = options.limits.validate(); !v)
-        co_return v.error();
+    if (auto v = options.limits.validate(); !v) co_return v.error();
     auto timeout = resolve_timeout(options.timeout, options.limits);
-    if (!timeout)
-        co_return timeout.error();
-    if (auto v = validate_path(options.workdir, "workdir"); !v)
-        co_return v.error();
+    if (!timeout) co_return timeout.error();
+    if (auto v = validate_path(options.workdir, "workdir"); !v) co_return v.error();
     auto client = resolve_client(executor, options.api_key, options.client, options.client_options);
-    if (!client)
-        co_return client.error();
+    if (!client) co_return client.error();
 
     auto info = co_await (*client)->get_sandbox_info(options.sandbox_id);
-    if (!info)
-        co_return info.error();
+    if (!info) co_return info.error();
     // Fail closed: every expected label must be there with exactly this value.
     for (auto const& [k, v] : options.expected_labels) {
         auto it = info->metadata.find(k);
@@ -303,8 +280,7 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> connect_e2b_sandbox(asio::
 
     if (core->state == sandbox_state::paused && options.resume) {
         auto c = co_await (*client)->connect_sandbox(core->id, core->vendor_timeout);
-        if (!c)
-            co_return c.error();
+        if (!c) co_return c.error();
         core->target = e2b::envd_target::from(c->sandbox);
         core->target.sandbox_id = core->id;
         core->state = sandbox_state::running;
@@ -377,14 +353,12 @@ asio::awaitable<result<pause_outcome>> e2b_sandbox::pause(pause_options opts)
     auto core = core_;
     {
         std::lock_guard lk(core->mu);
-        if (core->state == sandbox_state::killed)
-            co_return error(errc::not_found, "the sandbox was killed", {"pause"});
+        if (core->state == sandbox_state::killed) co_return error(errc::not_found, "the sandbox was killed", {"pause"});
         ++core->pause_epoch;  // streams cut by this pause are not process outcomes
     }
     auto r = co_await core->client->pause_sandbox(core->id, opts.keep_memory);
     if (!r) {
-        for (auto& p : core->live_processes())
-            p->on_resumed();
+        for (auto& p : core->live_processes()) p->on_resumed();
         co_return r.error();
     }
     pause_outcome out;
@@ -392,40 +366,39 @@ asio::awaitable<result<pause_outcome>> e2b_sandbox::pause(pause_options opts)
     out.message = secret_redactor::global().redact(r->message);
     out.snapshot = opts.keep_memory ? snapshot_kind::memory : snapshot_kind::filesystem;
     switch (r->outcome) {
-    case e2b::pause_reply::kind::paused:
-    case e2b::pause_reply::kind::already_paused: {
-        out.result = r->outcome == e2b::pause_reply::kind::paused ? pause_outcome::kind::paused
-                                                                  : pause_outcome::kind::already_paused;
-        bool gone = false;
-        {
-            std::lock_guard lk(core->mu);
-            core->state = sandbox_state::paused;
-            if (r->outcome == e2b::pause_reply::kind::paused || !core->paused_kind)
-                core->paused_kind = out.snapshot;
-            if (r->outcome == e2b::pause_reply::kind::paused && !opts.keep_memory) {
-                // Filesystem-only: the resume will be a reboot; every pid is void.
-                core->rebooted = true;
-                core->pids_since_reboot.clear();
-                gone = true;
+        case e2b::pause_reply::kind::paused:
+        case e2b::pause_reply::kind::already_paused: {
+            out.result = r->outcome == e2b::pause_reply::kind::paused ? pause_outcome::kind::paused
+                                                                      : pause_outcome::kind::already_paused;
+            bool gone = false;
+            {
+                std::lock_guard lk(core->mu);
+                core->state = sandbox_state::paused;
+                if (r->outcome == e2b::pause_reply::kind::paused || !core->paused_kind)
+                    core->paused_kind = out.snapshot;
+                if (r->outcome == e2b::pause_reply::kind::paused && !opts.keep_memory) {
+                    // Filesystem-only: the resume will be a reboot; every pid is void.
+                    core->rebooted = true;
+                    core->pids_since_reboot.clear();
+                    gone = true;
+                }
             }
+            if (gone) processes_gone(*core, "filesystem-only pause: the process is gone");
+            core->log(log_level::info,
+                      "paused sandbox " + core->id + (opts.keep_memory ? " (memory)" : " (filesystem)"));
+            co_return out;
         }
-        if (gone)
-            processes_gone(*core, "filesystem-only pause: the process is gone");
-        core->log(log_level::info, "paused sandbox " + core->id + (opts.keep_memory ? " (memory)" : " (filesystem)"));
-        co_return out;
-    }
-    case e2b::pause_reply::kind::busy:
-        // 503: nothing changed, the sandbox is still running. Not success.
-        out.result = pause_outcome::kind::refused_busy;
-        for (auto& p : core->live_processes())
-            p->on_resumed();
-        core->log(log_level::warning, "pause of " + core->id + " refused (busy); still running");
-        co_return out;
-    case e2b::pause_reply::kind::not_found: {
-        std::lock_guard lk(core->mu);
-        core->state = sandbox_state::killed;
-        co_return error(errc::not_found, "the sandbox does not exist", {"pause", r->http_status});
-    }
+        case e2b::pause_reply::kind::busy:
+            // 503: nothing changed, the sandbox is still running. Not success.
+            out.result = pause_outcome::kind::refused_busy;
+            for (auto& p : core->live_processes()) p->on_resumed();
+            core->log(log_level::warning, "pause of " + core->id + " refused (busy); still running");
+            co_return out;
+        case e2b::pause_reply::kind::not_found: {
+            std::lock_guard lk(core->mu);
+            core->state = sandbox_state::killed;
+            co_return error(errc::not_found, "the sandbox does not exist", {"pause", r->http_status});
+        }
     }
     co_return error(errc::protocol_error, "unexpected pause reply", {"pause"});
 }
@@ -449,12 +422,9 @@ asio::awaitable<result<void>> e2b_sandbox::resume()
         std::lock_guard lk(core->mu);
         auto t = e2b::envd_target::from(c->sandbox);
         t.sandbox_id = core->id;
-        if (!t.access_token)
-            t.access_token = core->target.access_token;
-        if (!t.domain)
-            t.domain = core->target.domain;
-        if (t.envd_version.empty())
-            t.envd_version = core->target.envd_version;
+        if (!t.access_token) t.access_token = core->target.access_token;
+        if (!t.domain) t.domain = core->target.domain;
+        if (t.envd_version.empty()) t.envd_version = core->target.envd_version;
         core->target = std::move(t);
         core->state = sandbox_state::running;
         core->paused_kind.reset();
@@ -462,18 +432,16 @@ asio::awaitable<result<void>> e2b_sandbox::resume()
     }
     // Memory snapshot: processes continue; re-attach readers cut by the pause.
     // Filesystem-only: they were marked gone at pause time and are never restarted.
-    for (auto& p : core->live_processes())
-        p->on_resumed();
+    for (auto& p : core->live_processes()) p->on_resumed();
     core->log(log_level::info, "resumed sandbox " + core->id);
     co_return result<void>();
 }
 
 asio::awaitable<result<void>> e2b_sandbox::stop(stop_options)
 {
-    pause_options const keep_memory{true}; // named: no braced temporary inside a co_await (g++ 12)
+    pause_options const keep_memory{true};  // named: no braced temporary inside a co_await (g++ 12)
     auto r = co_await pause(keep_memory);
-    if (!r)
-        co_return r.error();
+    if (!r) co_return r.error();
     if (!r->is_paused())
         co_return error(errc::service_busy, "the vendor refused to pause (busy); the sandbox is still running",
                         {"stop", r->http_status});
@@ -488,8 +456,7 @@ asio::awaitable<result<void>> e2b_sandbox::kill()
     for (;;) {
         {
             std::lock_guard lk(core->mu);
-            if (core->state == sandbox_state::killed)
-                co_return result<void>();
+            if (core->state == sandbox_state::killed) co_return result<void>();
             if (!core->kill_started) {
                 core->kill_started = true;
                 break;
@@ -499,8 +466,7 @@ asio::awaitable<result<void>> e2b_sandbox::kill()
             co_return error(errc::cancelled, "kill was cancelled", {"kill"});
         asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(5));
         auto [ec] = co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-        if (ec)
-            co_return error(errc::cancelled, "kill was cancelled", {"kill"});
+        if (ec) co_return error(errc::cancelled, "kill was cancelled", {"kill"});
     }
     auto r = co_await core->client->kill_sandbox(core->id);
     if (!r) {
@@ -520,7 +486,8 @@ asio::awaitable<result<void>> e2b_sandbox::kill()
 asio::awaitable<result<void>> e2b_sandbox::close(close_options opts)
 {
     if (opts.export_snapshot)
-        co_return error(errc::unsupported, "close with export is unsupported on E2B (pause is the snapshot); nothing was destroyed",
+        co_return error(errc::unsupported,
+                        "close with export is unsupported on E2B (pause is the snapshot); nothing was destroyed",
                         {"close"});
     co_return co_await kill();
 }
@@ -528,22 +495,18 @@ asio::awaitable<result<void>> e2b_sandbox::close(close_options opts)
 asio::awaitable<result<label_map>> e2b_sandbox::fetch_labels()
 {
     auto info = co_await core_->client->get_sandbox_info(core_->id);
-    if (!info)
-        co_return info.error();
+    if (!info) co_return info.error();
     co_return std::move(info->metadata);
 }
 
 asio::awaitable<result<std::unique_ptr<process_handle>>> e2b_sandbox::start_process(process_request req)
 {
     auto core = core_;
-    if (auto v = validate_command(req.file, req.args, req.env, core->limits); !v)
-        co_return v.error();
+    if (auto v = validate_command(req.file, req.args, req.env, core->limits); !v) co_return v.error();
     auto target = core->activity_target("start_process");
-    if (!target)
-        co_return target.error();
+    if (!target) co_return target.error();
     if (req.cwd)
-        if (auto v = validate_path(*req.cwd, "cwd"); !v)
-            co_return v.error();
+        if (auto v = validate_path(*req.cwd, "cwd"); !v) co_return v.error();
     auto const epoch = core->current_pause_epoch();
     e2b::start_process_params params;
     params.process.cmd = req.file;
@@ -568,7 +531,8 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> e2b_sandbox::start_proc
         if (!first)
             failed = first.error();
         else if (!*first || !std::holds_alternative<e2b::start_event>(**first))
-            failed = error(errc::protocol_error, "the process stream did not begin with a start event", {"start_process"});
+            failed =
+                error(errc::protocol_error, "the process stream did not begin with a start event", {"start_process"});
         else
             pid = std::get<e2b::start_event>(**first).pid;
     }
@@ -608,17 +572,14 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> e2b_sandbox::attach_pro
     using handle_ptr = std::unique_ptr<process_handle>;
     auto core = core_;
     auto rec = decode_process_ref(ref);
-    if (!rec || rec->sandbox_id != core->id || rec->workspace != core->workdir)
-        co_return handle_ptr();
+    if (!rec || rec->sandbox_id != core->id || rec->workspace != core->workdir) co_return handle_ptr();
     e2b::envd_target target;
     {
         std::lock_guard lk(core->mu);
-        if (core->state == sandbox_state::killed)
-            co_return handle_ptr();
+        if (core->state == sandbox_state::killed) co_return handle_ptr();
         if (core->state == sandbox_state::paused) {
             // After a filesystem-only pause the process is gone for good.
-            if (core->paused_kind == snapshot_kind::filesystem)
-                co_return handle_ptr();
+            if (core->paused_kind == snapshot_kind::filesystem) co_return handle_ptr();
             co_return error(errc::paused, "the sandbox is paused; call resume() first", {"attach_process"});
         }
         if (core->rebooted && !core->pids_since_reboot.contains(rec->pid))
@@ -629,29 +590,27 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> e2b_sandbox::attach_pro
     // The pid must still run the command the ref names (pids are reused).
     auto procs = co_await core->client->list_processes(target);
     if (!procs) {
-        if (procs.error() == errc::not_found)
-            co_return handle_ptr();
+        if (procs.error() == errc::not_found) co_return handle_ptr();
         co_return procs.error();
     }
     auto it = std::find_if(procs->begin(), procs->end(), [&](auto const& p) { return p.pid == rec->pid; });
     if (it == procs->end() || command_fingerprint(it->config.cmd, it->config.args) != rec->command_fingerprint)
         co_return handle_ptr();
     auto const epoch = core->current_pause_epoch();
-    auto stream = co_await core->client->connect_process(target, detail::pid_selector(rec->pid), std::chrono::milliseconds(0));
+    auto stream =
+        co_await core->client->connect_process(target, detail::pid_selector(rec->pid), std::chrono::milliseconds(0));
     if (!stream) {
-        if (stream.error() == errc::not_found)
-            co_return handle_ptr();
+        if (stream.error() == errc::not_found) co_return handle_ptr();
         co_return stream.error();
     }
     auto first = co_await (*stream)->next();
     if (!first) {
-        if (first.error() == errc::not_found)
-            co_return handle_ptr();
+        if (first.error() == errc::not_found) co_return handle_ptr();
         co_return first.error();
     }
-    if (!*first || !std::holds_alternative<e2b::start_event>(**first))
-        co_return handle_ptr();
-    auto state = std::make_shared<detail::e2b_process_state>(core, rec->pid, encode_process_ref(*rec), std::move(on_data));
+    if (!*first || !std::holds_alternative<e2b::start_event>(**first)) co_return handle_ptr();
+    auto state =
+        std::make_shared<detail::e2b_process_state>(core, rec->pid, encode_process_ref(*rec), std::move(on_data));
     core->register_process(state);
     // A named lambda: g++ 12 destroys lambda/braced temporaries of a co_await
     // full-expression twice.

@@ -2,6 +2,7 @@
 // and the three ways we stop the remote process ourselves (timeout,
 // cancellation, output overflow).
 #include "adapter/exec.hpp"
+
 #include "adapter/process_state.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -33,7 +34,6 @@ struct exec_ctx {
     std::optional<std::uint32_t> pid;
 };
 
-
 // Reads until the end event (or overflow). Errors: the stream's own (cut:
 // unknown_outcome, cancelled, ...).
 asio::awaitable<result<void>> read_exec_stream(e2b::process_event_stream& stream, exec_ctx& ctx)
@@ -43,10 +43,8 @@ asio::awaitable<result<void>> read_exec_stream(e2b::process_event_stream& stream
         if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
             co_return error(errc::cancelled, "exec was cancelled", {"exec"});
         auto r = co_await stream.next();
-        if (!r)
-            co_return r.error();
-        if (!*r)
-            co_return error(errc::unknown_outcome, "the process stream ended without an end event", {"exec"});
+        if (!r) co_return r.error();
+        if (!*r) co_return error(errc::unknown_outcome, "the process stream ended without an end event", {"exec"});
         auto& ev = **r;
         if (auto* s = std::get_if<e2b::start_event>(&ev)) {
             ctx.pid = s->pid;
@@ -56,9 +54,8 @@ asio::awaitable<result<void>> read_exec_stream(e2b::process_event_stream& stream
                 co_return result<void>();
             }
             auto const which = d->stream == e2b::data_event::stream_kind::stderr_data ? output_stream::stderr_stream
-                                                                                       : output_stream::stdout_stream;
-            if (*ctx.on_data && !d->bytes.empty())
-                (*ctx.on_data)(which, d->bytes);
+                                                                                      : output_stream::stdout_stream;
+            if (*ctx.on_data && !d->bytes.empty()) (*ctx.on_data)(which, d->bytes);
             if (ctx.capture)
                 (which == output_stream::stderr_stream ? ctx.res.stderr_data : ctx.res.stdout_data) += d->bytes;
         } else if (auto* end = std::get_if<e2b::end_event>(&ev)) {
@@ -82,8 +79,8 @@ asio::awaitable<void> stop_remote(e2b_sandbox_core& core, e2b::envd_target const
         sel.tag = tag;
     auto r = co_await core.client->send_signal(target, sel, process_signal::sigkill);
     if (!r && r.error() != errc::not_found)
-        core.log(log_level::warning, std::string("exec: could not stop the process after ") + why + ": " +
-                                         r.error().to_string());
+        core.log(log_level::warning,
+                 std::string("exec: could not stop the process after ") + why + ": " + r.error().to_string());
 }
 
 asio::awaitable<result<exec_result>> exec_body(std::shared_ptr<e2b_sandbox_core> core, exec_file_request req)
@@ -93,22 +90,17 @@ asio::awaitable<result<exec_result>> exec_body(std::shared_ptr<e2b_sandbox_core>
         co_return (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
     };
 
-    if (auto v = validate_command(req.file, req.args, req.env, core->limits); !v)
-        co_return v.error();
+    if (auto v = validate_command(req.file, req.args, req.env, core->limits); !v) co_return v.error();
     if (req.cwd && (req.cwd->empty() || req.cwd->find('\0') != std::string::npos))
         co_return error(errc::invalid_argument, "cwd must be a path without NUL", {"exec"});
-    if (req.timeout.count() < 0)
-        co_return error(errc::invalid_argument, "timeout must not be negative", {"exec"});
+    if (req.timeout.count() < 0) co_return error(errc::invalid_argument, "timeout must not be negative", {"exec"});
     // Activity never resumes: a paused sandbox fails here, before any vendor call.
-    if (auto t = core->activity_target("exec"); !t)
-        co_return t.error();
+    if (auto t = core->activity_target("exec"); !t) co_return t.error();
 
     auto permit = co_await core->governor.acquire();
-    if (!permit)
-        co_return permit.error();
+    if (!permit) co_return permit.error();
     auto target = core->activity_target("exec");  // the state may have changed while queued
-    if (!target)
-        co_return target.error();
+    if (!target) co_return target.error();
 
     auto const tag = make_process_tag("prism-exec");
     e2b::start_process_params params;
@@ -153,8 +145,7 @@ asio::awaitable<result<exec_result>> exec_body(std::shared_ptr<e2b_sandbox_core>
 
     if (co_await cancelled()) {
         co_await asio::this_coro::reset_cancellation_state();
-        if (!ctx.ended)
-            co_await stop_remote(*core, *target, ctx.pid, tag, "cancellation");
+        if (!ctx.ended) co_await stop_remote(*core, *target, ctx.pid, tag, "cancellation");
         co_return error(errc::cancelled, "exec was cancelled; the process was stopped", {"exec"});
     }
     if (timed_out && !ctx.ended) {
@@ -172,10 +163,8 @@ asio::awaitable<result<exec_result>> exec_body(std::shared_ptr<e2b_sandbox_core>
                             "); the process was stopped",
                         {"exec"});
     }
-    if (ctx.ended)
-        co_return std::move(ctx.res);
-    if (!rr && rr.error() != errc::unknown_outcome && !ctx.pid)
-        co_return rr.error();
+    if (ctx.ended) co_return std::move(ctx.res);
+    if (!rr && rr.error() != errc::unknown_outcome && !ctx.pid) co_return rr.error();
     // A stream cut before the end: the outcome is unknown, never an exit code.
     // Nobody follows the process any more, so stop it if it still runs.
     co_await stop_remote(*core, *target, ctx.pid, tag, "its stream was cut");

@@ -3,9 +3,9 @@
 #ifndef PRISM_E2B_ADAPTER_EXEC_HPP
 #define PRISM_E2B_ADAPTER_EXEC_HPP
 
-#include "adapter/sandbox_core.hpp"
-
 #include <prism_e2b/sandbox.hpp>
+
+#include "adapter/sandbox_core.hpp"
 
 #include <boost/asio/awaitable.hpp>
 

@@ -11,8 +11,7 @@ namespace {
 bool has_control_char(std::string_view s) noexcept
 {
     for (unsigned char c : s)
-        if (c < 0x20 || c == 0x7f)
-            return true;
+        if (c < 0x20 || c == 0x7f) return true;
     return false;
 }
 
@@ -22,11 +21,11 @@ result<void> validate_labels(label_map const& labels)
 {
     error_details const d{"labels"};
     if (labels.size() > label_caps::max_labels)
-        return error(errc::invalid_argument, "too many labels (at most " + std::to_string(label_caps::max_labels) + ")", d);
+        return error(errc::invalid_argument, "too many labels (at most " + std::to_string(label_caps::max_labels) + ")",
+                     d);
     auto const& redactor = secret_redactor::global();
     for (auto const& [key, value] : labels) {
-        if (key.empty())
-            return error(errc::invalid_argument, "a label key is empty", d);
+        if (key.empty()) return error(errc::invalid_argument, "a label key is empty", d);
         // The key is only named in errors once it is known to be harmless.
         if (key.size() > label_caps::max_key_bytes || has_control_char(key) || redactor.contains_secret(key))
             return error(errc::invalid_argument, "a label key is too long, has control characters or is a secret", d);
@@ -35,7 +34,8 @@ result<void> validate_labels(label_map const& labels)
         if (has_control_char(value))
             return error(errc::invalid_argument, "label '" + key + "': value has control characters", d);
         if (redactor.is_secret(value) || redactor.contains_secret(value))
-            return error(errc::invalid_argument, "label '" + key + "': value is a secret; labels are stored as vendor metadata", d);
+            return error(errc::invalid_argument,
+                         "label '" + key + "': value is a secret; labels are stored as vendor metadata", d);
     }
     return {};
 }

@@ -29,16 +29,13 @@ public:
             co_return handle_ptr();
         // Labels are attested by the vendor now, not by what we remember.
         auto labels = co_await sandbox_->fetch_labels();
-        if (!labels)
-            co_return handle_ptr();
+        if (!labels) co_return handle_ptr();
         for (auto const& [k, v] : expect_.expected_labels) {
             auto it = labels->find(k);
-            if (it == labels->end() || it->second != v)
-                co_return handle_ptr();
+            if (it == labels->end() || it->second != v) co_return handle_ptr();
         }
         auto h = co_await sandbox_->attach_process(std::move(ref), std::move(on_data));
-        if (!h)
-            co_return handle_ptr();  // never leak backend error text
+        if (!h) co_return handle_ptr();  // never leak backend error text
         co_return std::move(*h);
     }
 

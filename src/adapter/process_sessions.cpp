@@ -73,13 +73,11 @@ struct process_sessions_state : std::enable_shared_from_this<process_sessions_st
         --reserved;
     }
 
-    result<std::shared_ptr<process_session>> find(std::string const& owner, std::string const& id,
-                                                  char const* op) const
+    result<std::shared_ptr<process_session>> find(std::string const& owner, std::string const& id, char const* op) const
     {
         std::lock_guard lk(mu);
         auto it = sessions.find(id);
-        if (it == sessions.end())
-            return error(errc::not_found, "no such process session", {op});
+        if (it == sessions.end()) return error(errc::not_found, "no such process session", {op});
         if (it->second->owner != owner)
             return error(errc::wrong_owner, "the process session belongs to another owner", {op});
         return it->second;
@@ -90,8 +88,7 @@ struct process_sessions_state : std::enable_shared_from_this<process_sessions_st
         auto const cap = limits.max_total_output;
         return [ws, cap](output_stream, std::string_view data) {
             auto s = ws.lock();
-            if (!s)
-                return;
+            if (!s) return;
             std::lock_guard lk(s->mu);
             s->buffer.append(data);
             if (s->buffer.size() > cap) {
@@ -108,8 +105,7 @@ struct process_sessions_state : std::enable_shared_from_this<process_sessions_st
     static void record_exit(process_session& s, process_exit const& e)
     {
         std::lock_guard lk(s.mu);
-        if (!s.exit)
-            s.exit = e;
+        if (!s.exit) s.exit = e;
     }
 
     // Follows one session: records the exit and enforces max_lifetime.
@@ -119,19 +115,16 @@ struct process_sessions_state : std::enable_shared_from_this<process_sessions_st
         auto const left = lifetime - std::chrono::duration_cast<std::chrono::milliseconds>(
                                          std::chrono::steady_clock::now() - s->started);
         auto r = co_await s->handle->wait(std::max(left, std::chrono::milliseconds(1)));
-        if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
-            co_return;
+        if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) co_return;
         if (r) {
             record_exit(*s, *r);
             co_return;
         }
-        if (r.error() != errc::timed_out)
-            co_return;
+        if (r.error() != errc::timed_out) co_return;
         // Lifetime over: stop the process; its recorded end says how it ended.
         co_await s->handle->kill();
         auto w = co_await s->handle->wait(std::chrono::milliseconds(5000));
-        if (w)
-            record_exit(*s, *w);
+        if (w) record_exit(*s, *w);
     }
 
     void start_watcher(std::shared_ptr<process_session> s)
@@ -147,8 +140,7 @@ struct process_sessions_state : std::enable_shared_from_this<process_sessions_st
     void stop_watcher(std::shared_ptr<process_session> s)
     {
         asio::dispatch(strand, [s] {
-            if (auto sig = std::exchange(s->watcher, nullptr))
-                sig->emit(asio::cancellation_type::terminal);
+            if (auto sig = std::exchange(s->watcher, nullptr)) sig->emit(asio::cancellation_type::terminal);
         });
     }
 
@@ -170,10 +162,8 @@ result<std::shared_ptr<process_sessions>> process_sessions::create(asio::any_io_
     if (!options.sandbox)
         return error(errc::invalid_argument, "process_sessions needs a sandbox", {"process_sessions"});
     auto* procs = options.sandbox->processes();
-    if (!procs)
-        return error(errc::unsupported, "the sandbox does not support processes", {"process_sessions"});
-    if (auto v = options.limits.validate(); !v)
-        return v.error();
+    if (!procs) return error(errc::unsupported, "the sandbox does not support processes", {"process_sessions"});
+    if (auto v = options.limits.validate(); !v) return v.error();
     auto st = std::make_shared<detail::process_sessions_state>(std::move(executor));
     st->sandbox = std::move(options.sandbox);
     st->procs = procs;
@@ -191,8 +181,7 @@ process_sessions::~process_sessions()
         std::lock_guard lk(state_->mu);
         all.swap(state_->sessions);
     }
-    for (auto& [id, s] : all)
-        state_->stop_watcher(s);
+    for (auto& [id, s] : all) state_->stop_watcher(s);
 }
 
 asio::awaitable<result<std::string>> process_sessions::start(std::string owner, process_request req)
@@ -200,16 +189,14 @@ asio::awaitable<result<std::string>> process_sessions::start(std::string owner, 
     auto st = state_;
     if (owner.empty())
         co_return error(errc::invalid_argument, "a session owner is required", {"process_sessions.start"});
-    if (auto r = st->reserve(); !r)
-        co_return r.error();
+    if (auto r = st->reserve(); !r) co_return r.error();
     auto s = std::make_shared<detail::process_session>();
     s->owner = std::move(owner);
     auto user_cb = std::move(req.on_data);
     auto sink = st->make_sink(s);
     req.on_data = [sink, user_cb](output_stream which, std::string_view data) {
         sink(which, data);
-        if (user_cb)
-            user_cb(which, data);
+        if (user_cb) user_cb(which, data);
     };
     auto h = co_await st->procs->start_process(std::move(req));
     if (!h) {
@@ -229,8 +216,7 @@ asio::awaitable<result<std::string>> process_sessions::attach(std::string owner,
     auto st = state_;
     if (owner.empty())
         co_return error(errc::invalid_argument, "a session owner is required", {"process_sessions.attach"});
-    if (auto r = st->reserve(); !r)
-        co_return r.error();
+    if (auto r = st->reserve(); !r) co_return r.error();
     auto s = std::make_shared<detail::process_session>();
     s->owner = std::move(owner);
     std::unique_ptr<process_handle> h;
@@ -261,15 +247,13 @@ result<process_output_page> process_sessions::output(std::string const& owner, s
                                                      std::uint64_t cursor, std::optional<std::uint64_t> max_bytes) const
 {
     auto s = state_->find(owner, id, "process_sessions.output");
-    if (!s)
-        return s.error();
-    auto const limit = std::min<std::uint64_t>(max_bytes.value_or(state_->limits.max_output_chunk),
-                                               state_->limits.max_output_chunk);
+    if (!s) return s.error();
+    auto const limit =
+        std::min<std::uint64_t>(max_bytes.value_or(state_->limits.max_output_chunk), state_->limits.max_output_chunk);
     std::lock_guard lk((*s)->mu);
     auto const& sess = **s;
     auto const end = sess.base + sess.buffer.size();
-    if (cursor > end)
-        return error(errc::invalid_argument, "cursor is beyond the output", {"process_sessions.output"});
+    if (cursor > end) return error(errc::invalid_argument, "cursor is beyond the output", {"process_sessions.output"});
     auto const from = std::max(cursor, sess.base);  // bytes before `base` were dropped
     auto const n = std::min<std::uint64_t>(limit, end - from);
     process_output_page page;
@@ -282,8 +266,7 @@ result<process_output_page> process_sessions::output(std::string const& owner, s
 asio::awaitable<result<void>> process_sessions::input(std::string owner, std::string id, std::string bytes)
 {
     auto s = state_->find(owner, id, "process_sessions.input");
-    if (!s)
-        co_return s.error();
+    if (!s) co_return s.error();
     if (bytes.size() > state_->limits.max_input_write)
         co_return error(errc::limit_exceeded,
                         "input exceeds max_input_write (" + std::to_string(state_->limits.max_input_write) + ")",
@@ -294,8 +277,7 @@ asio::awaitable<result<void>> process_sessions::input(std::string owner, std::st
 asio::awaitable<result<void>> process_sessions::close_input(std::string owner, std::string id)
 {
     auto s = state_->find(owner, id, "process_sessions.close_input");
-    if (!s)
-        co_return s.error();
+    if (!s) co_return s.error();
     co_return co_await (*s)->handle->close_stdin();
 }
 
@@ -303,24 +285,20 @@ asio::awaitable<result<process_exit>> process_sessions::wait(std::string owner, 
                                                              std::optional<std::chrono::milliseconds> timeout)
 {
     auto s = state_->find(owner, id, "process_sessions.wait");
-    if (!s)
-        co_return s.error();
+    if (!s) co_return s.error();
     {
         std::lock_guard lk((*s)->mu);
-        if ((*s)->exit)
-            co_return *(*s)->exit;
+        if ((*s)->exit) co_return *(*s)->exit;
     }
     auto r = co_await (*s)->handle->wait(timeout);
-    if (r)
-        detail::process_sessions_state::record_exit(**s, *r);
+    if (r) detail::process_sessions_state::record_exit(**s, *r);
     co_return r;
 }
 
 asio::awaitable<result<void>> process_sessions::signal(std::string owner, std::string id, process_signal sig)
 {
     auto s = state_->find(owner, id, "process_sessions.signal");
-    if (!s)
-        co_return s.error();
+    if (!s) co_return s.error();
     co_return co_await (*s)->handle->signal(sig);
 }
 
@@ -328,13 +306,11 @@ asio::awaitable<result<void>> process_sessions::kill(std::string owner, std::str
 {
     co_await asio::this_coro::throw_if_cancelled(false);
     auto s = state_->find(owner, id, "process_sessions.kill");
-    if (!s)
-        co_return s.error();
+    if (!s) co_return s.error();
     auto r = co_await (*s)->handle->kill();
     if (r) {
         auto w = co_await (*s)->handle->wait(std::chrono::milliseconds(0));
-        if (w)
-            detail::process_sessions_state::record_exit(**s, *w);
+        if (w) detail::process_sessions_state::record_exit(**s, *w);
     }
     co_return r;
 }
@@ -342,8 +318,7 @@ asio::awaitable<result<void>> process_sessions::kill(std::string owner, std::str
 asio::awaitable<result<void>> process_sessions::release(std::string owner, std::string id)
 {
     auto s = state_->find(owner, id, "process_sessions.release");
-    if (!s)
-        co_return s.error();
+    if (!s) co_return s.error();
     {
         std::lock_guard lk(state_->mu);
         state_->sessions.erase(id);
@@ -355,8 +330,7 @@ asio::awaitable<result<void>> process_sessions::release(std::string owner, std::
 result<process_session_info> process_sessions::info(std::string const& owner, std::string const& id) const
 {
     auto s = state_->find(owner, id, "process_sessions.info");
-    if (!s)
-        return s.error();
+    if (!s) return s.error();
     process_session_info i;
     i.id = (*s)->id;
     i.owner = (*s)->owner;

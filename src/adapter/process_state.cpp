@@ -26,8 +26,7 @@ process_exit map_end_event(e2b::end_event const& end, bool kill_requested)
     } else {
         e.outcome = exit_outcome::unknown;
     }
-    if (e.status.empty() && end.error)
-        e.status = *end.error;
+    if (e.status.empty() && end.error) e.status = *end.error;
     return e;
 }
 
@@ -48,14 +47,13 @@ asio::awaitable<void> read_events(std::shared_ptr<e2b_process_state> self,
         if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
             co_return;  // emitted while no read was pending
         auto r = co_await stream->next();
-        auto const cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
-        if (cancelled || self->released || self->exit)
-            co_return;
+        auto const cancelled =
+            (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
+        if (cancelled || self->released || self->exit) co_return;
         if (!r) {
             // A pause (ours) cuts streams; the process lives on after a memory
             // resume, so this is not an outcome yet.
-            if (self->core->current_pause_epoch() != epoch ||
-                self->core->current_state() != sandbox_state::running) {
+            if (self->core->current_pause_epoch() != epoch || self->core->current_state() != sandbox_state::running) {
                 self->suspended = true;
                 co_return;
             }
@@ -98,24 +96,20 @@ void e2b_process_state::start_reader(std::unique_ptr<e2b::process_event_stream> 
     asio::co_spawn(strand, read_events(self, std::move(stream), epoch),
                    asio::bind_cancellation_slot(sig->slot(), [self, sig](std::exception_ptr) {
                        // Completion runs on the strand: the reader is done.
-                       if (self->reader_cancel == sig)
-                           self->reader_cancel.reset();
+                       if (self->reader_cancel == sig) self->reader_cancel.reset();
                    }));
 }
 
 void e2b_process_state::stop_reader()
 {
-    if (auto sig = std::exchange(reader_cancel, nullptr))
-        sig->emit(asio::cancellation_type::terminal);
+    if (auto sig = std::exchange(reader_cancel, nullptr)) sig->emit(asio::cancellation_type::terminal);
 }
 
 void e2b_process_state::finish(process_exit e)
 {
-    if (exit)
-        return;
+    if (exit) return;
     exit = std::move(e);
-    for (auto* t : waiters)
-        t->cancel();
+    for (auto* t : waiters) t->cancel();
 }
 
 void e2b_process_state::on_gone(std::string why)
@@ -134,15 +128,13 @@ void e2b_process_state::on_resumed()
 {
     auto self = shared_from_this();
     asio::dispatch(strand, [self] {
-        if (!self->suspended || self->exit || self->released || self->reader_cancel)
-            return;
+        if (!self->suspended || self->exit || self->released || self->reader_cancel) return;
         // Owned like a reader: stop_reader() cancels the re-attach too.
         auto sig = std::make_shared<asio::cancellation_signal>();
         self->reader_cancel = sig;
         asio::co_spawn(self->strand, reattach(self, sig),
                        asio::bind_cancellation_slot(sig->slot(), [self, sig](std::exception_ptr) {
-                           if (self->reader_cancel == sig)
-                               self->reader_cancel.reset();
+                           if (self->reader_cancel == sig) self->reader_cancel.reset();
                        }));
     });
 }
@@ -151,16 +143,14 @@ asio::awaitable<void> e2b_process_state::reattach(std::shared_ptr<e2b_process_st
                                                   std::shared_ptr<asio::cancellation_signal> sig)
 {
     co_await asio::this_coro::throw_if_cancelled(false);
-    if (!self->suspended || self->exit || self->released)
-        co_return;
+    if (!self->suspended || self->exit || self->released) co_return;
     auto target = self->core->activity_target("process.reattach");
-    if (!target)
-        co_return;
+    if (!target) co_return;
     auto const epoch = self->core->current_pause_epoch();
-    auto s = co_await self->core->client->connect_process(*target, pid_selector(self->pid),
-                                                         std::chrono::milliseconds(0));
+    auto s =
+        co_await self->core->client->connect_process(*target, pid_selector(self->pid), std::chrono::milliseconds(0));
     if (self->reader_cancel != sig || !self->suspended || self->exit || self->released)
-        co_return;  // cancelled (kill/release) or overtaken
+        co_return;                // cancelled (kill/release) or overtaken
     self->reader_cancel.reset();  // this re-attach hands over to the reader
     if (!s) {
         process_exit e;
@@ -185,26 +175,23 @@ asio::awaitable<result<std::optional<process_exit>>> e2b_process_state::wait_exi
 {
     auto self = shared_from_this();
     auto op = [self, timeout]() -> asio::awaitable<result<std::optional<process_exit>>> {
-            co_await asio::this_coro::throw_if_cancelled(false);
-            if (self->exit)
-                co_return std::optional<process_exit>(*self->exit);
-            if (self->released)
-                co_return error(errc::invalid_argument, "the process handle was released", {"process.wait"});
-            asio::steady_timer t(self->strand);
-            if (timeout)
-                t.expires_after(*timeout);
-            else
-                t.expires_at(asio::steady_timer::time_point::max());
-            if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
-                co_return error(errc::cancelled, "wait was cancelled; the process keeps running", {"process.wait"});
-            self->waiters.push_back(&t);
-            auto [ec] = co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-            std::erase(self->waiters, &t);
-            if (self->exit)
-                co_return std::optional<process_exit>(*self->exit);
-            if (!ec)
-                co_return std::optional<process_exit>();
+        co_await asio::this_coro::throw_if_cancelled(false);
+        if (self->exit) co_return std::optional<process_exit>(*self->exit);
+        if (self->released)
+            co_return error(errc::invalid_argument, "the process handle was released", {"process.wait"});
+        asio::steady_timer t(self->strand);
+        if (timeout)
+            t.expires_after(*timeout);
+        else
+            t.expires_at(asio::steady_timer::time_point::max());
+        if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
             co_return error(errc::cancelled, "wait was cancelled; the process keeps running", {"process.wait"});
+        self->waiters.push_back(&t);
+        auto [ec] = co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+        std::erase(self->waiters, &t);
+        if (self->exit) co_return std::optional<process_exit>(*self->exit);
+        if (!ec) co_return std::optional<process_exit>();
+        co_return error(errc::cancelled, "wait was cancelled; the process keeps running", {"process.wait"});
     };
     co_return co_await asio::co_spawn(strand, std::move(op), asio::use_awaitable);
 }
@@ -224,11 +211,9 @@ public:
     {
         auto s = s_;
         auto op = [s, bytes = std::move(bytes)]() mutable -> asio::awaitable<result<void>> {
-            if (auto r = usable(*s, "process.write"); !r)
-                co_return r.error();
+            if (auto r = usable(*s, "process.write"); !r) co_return r.error();
             auto t = s->core->activity_target("process.write");
-            if (!t)
-                co_return t.error();
+            if (!t) co_return t.error();
             co_return co_await s->core->client->send_stdin(*t, pid_selector(s->pid), std::move(bytes));
         };
         co_return co_await on_strand(std::move(op));
@@ -238,11 +223,9 @@ public:
     {
         auto s = s_;
         auto op = [s]() -> asio::awaitable<result<void>> {
-            if (auto r = usable(*s, "process.close_stdin"); !r)
-                co_return r.error();
+            if (auto r = usable(*s, "process.close_stdin"); !r) co_return r.error();
             auto t = s->core->activity_target("process.close_stdin");
-            if (!t)
-                co_return t.error();
+            if (!t) co_return t.error();
             co_return co_await s->core->client->close_stdin(*t, pid_selector(s->pid));
         };
         co_return co_await on_strand(std::move(op));
@@ -252,13 +235,10 @@ public:
     {
         auto s = s_;
         auto op = [s, sig]() -> asio::awaitable<result<void>> {
-            if (auto r = usable(*s, "process.signal"); !r)
-                co_return r.error();
+            if (auto r = usable(*s, "process.signal"); !r) co_return r.error();
             auto t = s->core->activity_target("process.signal");
-            if (!t)
-                co_return t.error();
-            if (sig == process_signal::sigkill)
-                s->kill_requested = true;
+            if (!t) co_return t.error();
+            if (sig == process_signal::sigkill) s->kill_requested = true;
             co_return co_await s->core->client->send_signal(*t, pid_selector(s->pid), sig);
         };
         co_return co_await on_strand(std::move(op));
@@ -269,13 +249,11 @@ public:
         co_await asio::this_coro::throw_if_cancelled(false);
         auto s = s_;
         auto op = [s]() -> asio::awaitable<result<void>> {
-            if (s->exit)
-                co_return result<void>();
+            if (s->exit) co_return result<void>();
             if (s->released)
                 co_return error(errc::invalid_argument, "the process handle was released", {"process.kill"});
             auto t = s->core->activity_target("process.kill");
-            if (!t)
-                co_return t.error();
+            if (!t) co_return t.error();
             s->kill_requested = true;
             auto k = co_await s->core->client->send_signal(*t, pid_selector(s->pid), process_signal::sigkill);
             if (!k && k.error() != errc::not_found) {
@@ -285,11 +263,10 @@ public:
             co_return result<void>();
         };
         auto r = co_await on_strand(std::move(op));
-        if (!r)
-            co_return r;
+        if (!r) co_return r;
         // Give the reader a moment to see the end event, then stop it either way.
-        auto w = co_await s->wait_exit(std::min<std::chrono::milliseconds>(s->core->limits.stop_grace,
-                                                                           std::chrono::milliseconds(3000)));
+        auto w = co_await s->wait_exit(
+            std::min<std::chrono::milliseconds>(s->core->limits.stop_grace, std::chrono::milliseconds(3000)));
         auto op2 = [s]() -> asio::awaitable<result<void>> {
             s->stop_reader();
             if (!s->exit) {
@@ -319,18 +296,15 @@ public:
     asio::awaitable<result<process_exit>> wait(std::optional<std::chrono::milliseconds> timeout) override
     {
         auto r = co_await s_->wait_exit(timeout);
-        if (!r)
-            co_return r.error();
-        if (!*r)
-            co_return error(errc::timed_out, "the process is still running", {"process.wait"});
+        if (!r) co_return r.error();
+        if (!*r) co_return error(errc::timed_out, "the process is still running", {"process.wait"});
         co_return std::move(**r);
     }
 
 private:
     static result<void> usable(e2b_process_state const& s, char const* op)
     {
-        if (s.released)
-            return error(errc::invalid_argument, "the process handle was released", {op});
+        if (s.released) return error(errc::invalid_argument, "the process handle was released", {op});
         return {};
     }
 

@@ -3,10 +3,10 @@
 #ifndef PRISM_E2B_ADAPTER_PROCESS_STATE_HPP
 #define PRISM_E2B_ADAPTER_PROCESS_STATE_HPP
 
-#include "adapter/sandbox_core.hpp"
-
 #include <prism_e2b/e2b/types.hpp>
 #include <prism_e2b/process.hpp>
+
+#include "adapter/sandbox_core.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_signal.hpp>

@@ -60,7 +60,7 @@ struct e2b_sandbox_core : std::enable_shared_from_this<e2b_sandbox_core> {
     sandbox_state state = sandbox_state::running;
     std::optional<snapshot_kind> paused_kind;  ///< known only when this object paused it
     e2b::envd_target target;
-    bool rebooted = false;                     ///< a filesystem-only pause happened under this object
+    bool rebooted = false;                      ///< a filesystem-only pause happened under this object
     std::set<std::uint32_t> pids_since_reboot;  ///< pids this object started since the last reboot
     std::uint64_t pause_epoch = 0;              ///< bumped before every pause call
     bool kill_started = false;

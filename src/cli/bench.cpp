@@ -16,8 +16,7 @@ int bench(std::vector<std::string> const& args)
 #ifdef PRISM_E2B_HAVE_BENCH
     std::vector<std::string> copy = args;
     std::vector<char*> argv;
-    for (auto& a : copy)
-        argv.push_back(a.data());
+    for (auto& a : copy) argv.push_back(a.data());
     argv.push_back(nullptr);
     return prism_e2b::bench::run_cli("", static_cast<int>(copy.size()), argv.data());
 #else

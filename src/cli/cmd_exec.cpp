@@ -9,11 +9,9 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <unistd.h>
-
 #include <csignal>
-
 #include <iostream>
+#include <unistd.h>
 
 namespace asio = boost::asio;
 
@@ -25,8 +23,7 @@ void write_all(int fd, std::string const& bytes)
     std::size_t off = 0;
     while (off < bytes.size()) {
         auto n = ::write(fd, bytes.data() + off, bytes.size() - off);
-        if (n <= 0)
-            return;  // the reader went away; keep consuming the stream
+        if (n <= 0) return;  // the reader went away; keep consuming the stream
         off += static_cast<std::size_t>(n);
     }
 }
@@ -34,12 +31,9 @@ void write_all(int fd, std::string const& bytes)
 /// The shell convention for a command a signal ended.
 int signal_exit(std::string const& status)
 {
-    if (status.find("killed") != std::string::npos)
-        return 128 + 9;
-    if (status.find("terminated") != std::string::npos)
-        return 128 + 15;
-    if (status.find("interrupt") != std::string::npos)
-        return 128 + 2;
+    if (status.find("killed") != std::string::npos) return 128 + 9;
+    if (status.find("terminated") != std::string::npos) return 128 + 15;
+    if (status.find("interrupt") != std::string::npos) return 128 + 2;
     return 128 + 6;
 }
 
@@ -62,18 +56,16 @@ asio::awaitable<void> forward_pending(std::shared_ptr<e2b::client> c, e2b::envd_
         auto const sig = st->forwarded == 0 ? process_signal::sigterm : process_signal::sigkill;
         ++st->forwarded;  // before the wait: a concurrent call sends the next one
         auto r = co_await c->send_signal(target, sel, sig);
-        if (!r)
-            fail(exit_vendor, "exec: could not forward the signal: " + r.error().to_string());
+        if (!r) fail(exit_vendor, "exec: could not forward the signal: " + r.error().to_string());
     }
 }
 
 asio::awaitable<void> forward_signals(std::shared_ptr<e2b::client> c, e2b::envd_target target,
-                                     std::shared_ptr<asio::signal_set> signals, std::shared_ptr<signal_state> st)
+                                      std::shared_ptr<asio::signal_set> signals, std::shared_ptr<signal_state> st)
 {
     for (;;) {
         auto [ec, signo] = co_await signals->async_wait(asio::as_tuple(asio::use_awaitable));
-        if (ec)
-            co_return;  // the command ended
+        if (ec) co_return;  // the command ended
         ++st->received;
         co_await forward_pending(c, target, st);
     }
@@ -90,10 +82,10 @@ asio::awaitable<int> exec(std::shared_ptr<e2b::client> c, exec_args a)
 {
     // The envd access token comes from the control plane, never from argv.
     auto info = co_await c->get_sandbox_info(a.sandbox);
-    if (!info)
-        co_return report("exec", info.error());
+    if (!info) co_return report("exec", info.error());
     if (info->state == e2b::sandbox_state::paused)
-        co_return fail(exit_vendor, "exec: sandbox " + a.sandbox + " is paused (run: prism-e2b resume " + a.sandbox + ")");
+        co_return fail(exit_vendor,
+                       "exec: sandbox " + a.sandbox + " is paused (run: prism-e2b resume " + a.sandbox + ")");
     auto target = e2b::envd_target::from(*info);
     e2b::start_process_params p;
     p.process.cmd = a.argv.front();
@@ -103,8 +95,7 @@ asio::awaitable<int> exec(std::shared_ptr<e2b::client> c, exec_args a)
     p.stdin = false;
     p.timeout = std::chrono::milliseconds(0);  // no deadline: the command runs as long as it needs
     auto s = co_await c->start_process(target, p);
-    if (!s)
-        co_return report("exec", s.error());
+    if (!s) co_return report("exec", s.error());
     // Ctrl-C (or SIGTERM) stops the remote command too: SIGTERM first, SIGKILL
     // on the second signal. The command ran without a deadline, so leaving it
     // behind would leave it running. A signal that comes before the start event
@@ -120,12 +111,10 @@ asio::awaitable<int> exec(std::shared_ptr<e2b::client> c, exec_args a)
             signals->cancel();
             co_return report("exec", ev.error());
         }
-        if (!*ev)
-            break;
+        if (!*ev) break;
         if (auto const* st = std::get_if<e2b::start_event>(&**ev)) {
             sigs->pid = st->pid;
-            if (sigs->forwarded < sigs->received)
-                asio::co_spawn(ex, forward_pending(c, target, sigs), asio::detached);
+            if (sigs->forwarded < sigs->received) asio::co_spawn(ex, forward_pending(c, target, sigs), asio::detached);
         }
         if (auto const* d = std::get_if<e2b::data_event>(&**ev))
             write_all(d->stream == e2b::data_event::stream_kind::stderr_data ? 2 : 1, d->bytes);
@@ -133,10 +122,8 @@ asio::awaitable<int> exec(std::shared_ptr<e2b::client> c, exec_args a)
             end = *e;
     }
     signals->cancel();
-    if (!end)
-        co_return fail(exit_unknown_outcome, "exec: the stream ended without the command's end");
-    if (!end->exited)
-        co_return signal_exit(end->status);
+    if (!end) co_return fail(exit_unknown_outcome, "exec: the stream ended without the command's end");
+    if (!end->exited) co_return signal_exit(end->status);
     // envd's `error` repeats "exit status N" for a non-zero exit: the exit code says it.
     co_return end->exit_code & 0xff;
 }
@@ -145,8 +132,7 @@ int run(std::vector<std::string> const& args)
 {
     exec_args a;
     std::size_t i = 0;
-    if (args.empty() || args[0].rfind("-", 0) == 0)
-        return usage_error("exec", "missing SANDBOX");
+    if (args.empty() || args[0].rfind("-", 0) == 0) return usage_error("exec", "missing SANDBOX");
     a.sandbox = args[i++];
     bool dashdash = false;
     for (; i < args.size(); ++i) {
@@ -160,24 +146,21 @@ int run(std::vector<std::string> const& args)
             a.cwd = args[++i];
         } else if (x == "--env" && i + 1 < args.size()) {
             auto kv = parse_label(args[++i]);
-            if (!kv)
-                return usage_error("exec", "--env needs K=V");
+            if (!kv) return usage_error("exec", "--env needs K=V");
             a.env[kv->first] = kv->second;
         } else {
             return usage_error("exec", "unexpected argument '" + x + "'");
         }
     }
-    if (!dashdash)
-        return usage_error("exec", "missing '--' before the command");
+    if (!dashdash) return usage_error("exec", "missing '--' before the command");
     a.argv.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-    if (a.argv.empty() || a.argv.front().empty())
-        return usage_error("exec", "missing command after '--'");
+    if (a.argv.empty() || a.argv.front().empty()) return usage_error("exec", "missing command after '--'");
     return run_with_client("exec", [a](std::shared_ptr<e2b::client> c) { return exec(std::move(c), a); });
 }
 
-bool const registered = register_command(
-    {"exec", "exec SANDBOX [--cwd DIR] [--env K=V]... -- argv...",
-     "run a command in a sandbox, streaming its output; exits with its exit code", run});
+bool const registered =
+    register_command({"exec", "exec SANDBOX [--cwd DIR] [--env K=V]... -- argv...",
+                      "run a command in a sandbox, streaming its output; exits with its exit code", run});
 
 }  // namespace
 }  // namespace prism_e2b::cli

@@ -19,13 +19,11 @@ char const* state_name(e2b::sandbox_state s) { return s == e2b::sandbox_state::p
 
 int info(std::vector<std::string> const& args)
 {
-    if (args.size() != 1 || args[0].rfind("-", 0) == 0)
-        return usage_error("info", "expected exactly one SANDBOX");
+    if (args.size() != 1 || args[0].rfind("-", 0) == 0) return usage_error("info", "expected exactly one SANDBOX");
     return run_with_client("info", [id = args[0]](std::shared_ptr<e2b::client> c) -> asio::awaitable<int> {
         auto sandbox = id;
         auto r = co_await c->get_sandbox_info(sandbox);
-        if (!r)
-            co_return report("info", r.error());
+        if (!r) co_return report("info", r.error());
         // The envd access token is a secret: never printed.
         std::cout << "sandbox_id: " << r->sandbox_id << "\n"
                   << "template_id: " << r->template_id << "\n"
@@ -51,8 +49,7 @@ int list(std::vector<std::string> const& args)
     for (std::size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--label") {
             auto kv = i + 1 < args.size() ? parse_label(args[++i]) : std::nullopt;
-            if (!kv)
-                return usage_error("list", "--label needs k=v");
+            if (!kv) return usage_error("list", "--label needs k=v");
             params.metadata[kv->first] = kv->second;
         } else if (args[i] == "--state" && i + 1 < args.size()) {
             auto const& s = args[++i];
@@ -70,13 +67,11 @@ int list(std::vector<std::string> const& args)
         auto p = params;
         for (int page = 0; page < 10000; ++page) {
             auto r = co_await c->list_sandboxes(p);
-            if (!r)
-                co_return report("list", r.error());
+            if (!r) co_return report("list", r.error());
             for (auto const& s : r->sandboxes)
                 std::cout << s.sandbox_id << "\t" << state_name(s.state) << "\t" << s.template_id << "\t"
                           << s.started_at << "\t" << labels_of(s.metadata) << "\n";
-            if (!r->next_token)
-                break;
+            if (!r->next_token) break;
             p.next_token = r->next_token;
         }
         std::cout.flush();

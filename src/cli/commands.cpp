@@ -46,18 +46,15 @@ int usage_error(std::string_view cmd, std::string_view what)
 {
     std::string usage;
     for (auto const& c : registered_commands())
-        if (c.name == cmd)
-            usage = c.usage;
+        if (c.name == cmd) usage = c.usage;
     return fail(exit_usage, std::string(cmd) + ": " + std::string(what) +
                                 (usage.empty() ? std::string() : " (usage: prism-e2b " + usage + ")"));
 }
 
 int exit_code_for(error const& e) noexcept
 {
-    if (e == errc::not_found)
-        return exit_not_found;
-    if (e == errc::unknown_outcome)
-        return exit_unknown_outcome;
+    if (e == errc::not_found) return exit_not_found;
+    if (e == errc::unknown_outcome) return exit_unknown_outcome;
     return exit_vendor;
 }
 
@@ -70,11 +67,9 @@ int run_with_client(std::string_view cmd, std::function<asio::awaitable<int>(std
 {
     asio::io_context ioc(1);
     e2b::client_options opts;  // everything from the environment, like the official SDK
-    if (char const* ca = std::getenv("PRISM_E2B_CA_FILE"); ca && *ca)
-        opts.ca_file = ca;
+    if (char const* ca = std::getenv("PRISM_E2B_CA_FILE"); ca && *ca) opts.ca_file = ca;
     auto c = e2b::make_client(ioc.get_executor(), opts);
-    if (!c)
-        return fail(exit_config, std::string(cmd) + ": " + c.error().to_string());
+    if (!c) return fail(exit_config, std::string(cmd) + ": " + c.error().to_string());
     auto fut = asio::co_spawn(ioc, body(*c), asio::use_future);
     ioc.run();
     try {
@@ -87,8 +82,7 @@ int run_with_client(std::string_view cmd, std::function<asio::awaitable<int>(std
 std::optional<std::pair<std::string, std::string>> parse_label(std::string_view s)
 {
     auto eq = s.find('=');
-    if (eq == std::string_view::npos || eq == 0)
-        return std::nullopt;
+    if (eq == std::string_view::npos || eq == 0) return std::nullopt;
     return std::make_pair(std::string(s.substr(0, eq)), std::string(s.substr(eq + 1)));
 }
 

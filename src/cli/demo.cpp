@@ -3,10 +3,10 @@
 // when any step's outcome is wrong. Without E2B_API_KEY (and without --remote)
 // it embeds prism-e2b-local in-process; with it, the same scenario runs
 // against real E2B, without the fault-injection step.
-#include "cli/commands.hpp"
-
 #include <prism_e2b/e2b_sandbox.hpp>
 #include <prism_e2b/process_ref.hpp>
+
+#include "cli/commands.hpp"
 #ifdef PRISM_E2B_HAVE_EMULATOR
 #include <prism_e2b/local_server.hpp>
 #endif
@@ -47,11 +47,10 @@ public:
     {
         double const ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
         std::string dots(name_.size() < 44 ? 44 - name_.size() : 1, '.');
-        std::printf("%3d/%d %s %s %-4s %8.1f ms  %s\n", index_, total_, name_.c_str(), dots.c_str(),
-                    ok ? "ok" : "FAIL", ms, detail.c_str());
+        std::printf("%3d/%d %s %s %-4s %8.1f ms  %s\n", index_, total_, name_.c_str(), dots.c_str(), ok ? "ok" : "FAIL",
+                    ms, detail.c_str());
         std::fflush(stdout);
-        if (!ok)
-            ++failures_;
+        if (!ok) ++failures_;
         return ok;
     }
     int failures() const noexcept { return failures_; }
@@ -149,7 +148,7 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     bool ok = ran && ran->exit_code == 0 && streamed.find("hello from /workspace") != std::string::npos &&
               streamed.find("and from stderr") != std::string::npos;
     step.done(ok, ran ? "exit " + (ran->exit_code ? std::to_string(*ran->exit_code) : std::string("none"))
-                  : ran.error().to_string());
+                      : ran.error().to_string());
 
     // 3. a long-running process and its ref
     step.start("start a long-running process");
@@ -165,12 +164,10 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     }
     std::uint32_t const pid = proc ? (*proc)->pid() : 0;
     ok = proc && ref.rfind(process_ref_prefix, 0) == 0;
-    step.done(ok, proc ? "pid " + std::to_string(pid) + ", ref " + ref.substr(0, 40) + "..."
-                       : proc.error().to_string());
-    if (proc)
-        proc->reset();  // released: the host keeps only the ref
-    if (!ok)
-        co_return co_await finish(1);
+    step.done(ok,
+              proc ? "pid " + std::to_string(pid) + ", ref " + ref.substr(0, 40) + "..." : proc.error().to_string());
+    if (proc) proc->reset();  // released: the host keeps only the ref
+    if (!ok) co_return co_await finish(1);
 
     // 4. pause with memory
     step.start("pause with memory");
@@ -200,8 +197,7 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     cn.timeout = std::chrono::minutes(10);
     auto again_r = co_await connect_e2b_sandbox(ex, std::move(cn));
     std::shared_ptr<e2b_sandbox> again;
-    if (again_r)
-        again = *again_r;
+    if (again_r) again = *again_r;
     ok = static_cast<bool>(again_r);
     if (ok) {
         auto st = co_await again->status();
@@ -253,8 +249,8 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     step.start("attach by ref returns null");
     output_callback no_output;
     auto att2 = co_await sbx->attach_process(ref, std::move(no_output));
-    step.done(att2 && !*att2, att2 ? (*att2 ? "attached (wrong!)" : "null: the process is gone")
-                                   : att2.error().to_string());
+    step.done(att2 && !*att2,
+              att2 ? (*att2 ? "attached (wrong!)" : "null: the process is gone") : att2.error().to_string());
 
     // 12. exec after the reboot still works, files survived
     step.start("exec after reboot");
@@ -294,10 +290,8 @@ int demo(std::vector<std::string> const& args)
     }
     char const* env_key = std::getenv("E2B_API_KEY");
     bool const have_key = env_key && *env_key;
-    if (have_key)
-        remote = true;
-    if (remote && !have_key)
-        return fail(exit_config, "demo --remote: set E2B_API_KEY");
+    if (have_key) remote = true;
+    if (remote && !have_key) return fail(exit_config, "demo --remote: set E2B_API_KEY");
 
     demo_target target;
     asio::io_context server_ioc(1);
@@ -315,15 +309,14 @@ int demo(std::vector<std::string> const& args)
         local::server_options so;
         so.api_key = "e2b_demo_" + random_hex(16);
         server = std::make_unique<local::server>(server_ioc.get_executor(), so);
-        if (auto r = server->start(); !r)
-            return fail(exit_config, "demo: local server: " + r.error().to_string());
+        if (auto r = server->start(); !r) return fail(exit_config, "demo: local server: " + r.error().to_string());
         server_thread = std::thread([&] { server_ioc.run(); });
         target.api_key = so.api_key;
         target.client_options.api_url = server->api_url();
         target.client_options.sandbox_url = server->sandbox_url();
         target.inject_pause_busy = [s = server.get()] { s->faults().fail_next_pauses(1); };
-        std::printf("prism-e2b demo against the embedded local server %s (isolation: %s)\n",
-                    server->api_url().c_str(), server->isolation().c_str());
+        std::printf("prism-e2b demo against the embedded local server %s (isolation: %s)\n", server->api_url().c_str(),
+                    server->isolation().c_str());
 #else
         return fail(exit_config, "demo: built without the local server; set E2B_API_KEY or pass --remote");
 #endif
@@ -342,13 +335,11 @@ int demo(std::vector<std::string> const& args)
         }
     }
 #ifdef PRISM_E2B_HAVE_EMULATOR
-    if (server)
-        server->stop();
+    if (server) server->stop();
 #endif
     work.reset();
     server_ioc.stop();
-    if (server_thread.joinable())
-        server_thread.join();
+    if (server_thread.joinable()) server_thread.join();
     return rc;
 }
 

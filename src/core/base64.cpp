@@ -56,16 +56,14 @@ std::string encode(std::string_view in, std::string_view alphabet, bool pad)
 // unused low bits zero, so every byte string has exactly one accepted encoding.
 std::optional<std::string> decode_unpadded(std::string_view in, std::array<std::uint8_t, 256> const& table)
 {
-    if (in.size() % 4 == 1)
-        return std::nullopt;
+    if (in.size() % 4 == 1) return std::nullopt;
     std::string out;
     out.reserve(in.size() / 4 * 3 + 2);
     std::uint32_t acc = 0;
     int bits = 0;
     for (char c : in) {
         std::uint8_t v = table[static_cast<unsigned char>(c)];
-        if (v == invalid)
-            return std::nullopt;
+        if (v == invalid) return std::nullopt;
         acc = (acc << 6 | v) & 0xffffff;
         bits += 6;
         if (bits >= 8) {
@@ -74,40 +72,28 @@ std::optional<std::string> decode_unpadded(std::string_view in, std::array<std::
         }
     }
     // Leftover bits (2 or 4) must be zero.
-    if (bits > 0 && (acc & ((1u << bits) - 1)) != 0)
-        return std::nullopt;
+    if (bits > 0 && (acc & ((1u << bits) - 1)) != 0) return std::nullopt;
     return out;
 }
 
 }  // namespace
 
-std::string base64_encode(std::string_view bytes)
-{
-    return encode(bytes, std_alphabet, true);
-}
+std::string base64_encode(std::string_view bytes) { return encode(bytes, std_alphabet, true); }
 
 std::optional<std::string> base64_decode(std::string_view text)
 {
-    if (text.size() % 4 != 0)
-        return std::nullopt;
+    if (text.size() % 4 != 0) return std::nullopt;
     std::size_t pad = 0;
     if (!text.empty() && text.back() == '=') {
         pad = 1;
-        if (text.size() >= 2 && text[text.size() - 2] == '=')
-            pad = 2;
+        if (text.size() >= 2 && text[text.size() - 2] == '=') pad = 2;
     }
     // Any other '=' is rejected by the table lookup below.
     return decode_unpadded(text.substr(0, text.size() - pad), std_table);
 }
 
-std::string base64url_encode(std::string_view bytes)
-{
-    return encode(bytes, url_alphabet, false);
-}
+std::string base64url_encode(std::string_view bytes) { return encode(bytes, url_alphabet, false); }
 
-std::optional<std::string> base64url_decode(std::string_view text)
-{
-    return decode_unpadded(text, url_table);
-}
+std::optional<std::string> base64url_decode(std::string_view text) { return decode_unpadded(text, url_table); }
 
 }  // namespace prism_e2b::detail

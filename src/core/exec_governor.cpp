@@ -115,8 +115,7 @@ struct exec_permit::shared_state : std::enable_shared_from_this<shared_state> {
         {
             std::lock_guard lock(mutex);
             auto it = waiters.find(id);
-            if (it == waiters.end())
-                return;  // already granted, cancelled or failed
+            if (it == waiters.end()) return;  // already granted, cancelled or failed
             h.emplace(std::move(it->second));
             waiters.erase(it);
             --admitted;  // refund: the command never ran
@@ -138,8 +137,7 @@ struct exec_permit::shared_state : std::enable_shared_from_this<shared_state> {
             if ((type & (asio::cancellation_type::terminal | asio::cancellation_type::partial |
                          asio::cancellation_type::total)) == asio::cancellation_type::none)
                 return;
-            if (auto s = state.lock())
-                s->cancel(id);
+            if (auto s = state.lock()) s->cancel(id);
         }
     };
 
@@ -160,8 +158,7 @@ struct exec_permit::shared_state : std::enable_shared_from_this<shared_state> {
             // never queued, the handler later finds nothing to cancel.
             auto const id = s.next_id.fetch_add(1, std::memory_order_relaxed);
             auto slot = waiter.handler.get_cancellation_slot();
-            if (slot.is_connected())
-                slot.template emplace<waiter_cancellation>(waiter_cancellation{state, id});
+            if (slot.is_connected()) slot.template emplace<waiter_cancellation>(waiter_cancellation{state, id});
 
             std::unique_lock lock(s.mutex);
             if (s.closed) {
@@ -172,10 +169,10 @@ struct exec_permit::shared_state : std::enable_shared_from_this<shared_state> {
             if (s.admitted >= s.limits.max_commands) {
                 auto const max = s.limits.max_commands;
                 lock.unlock();
-                return s.complete(std::move(waiter),
-                                  error(errc::limit_exceeded,
-                                        "max_commands = " + std::to_string(max) + " commands already admitted",
-                                        {"acquire"}));
+                return s.complete(
+                    std::move(waiter),
+                    error(errc::limit_exceeded, "max_commands = " + std::to_string(max) + " commands already admitted",
+                          {"acquire"}));
             }
             if (s.waiters.empty() && s.in_flight < s.limits.max_concurrent_execs) {
                 auto permit = s.make_permit();
@@ -229,22 +226,17 @@ exec_permit& exec_permit::operator=(exec_permit&& other) noexcept
     return *this;
 }
 
-exec_permit::~exec_permit()
-{
-    reset();
-}
+exec_permit::~exec_permit() { reset(); }
 
 void exec_permit::reset() noexcept
 {
-    if (auto s = std::move(state_))
-        s->release();
+    if (auto s = std::move(state_)) s->release();
     budget_.reset();
 }
 
 // ---- exec_governor -------------------------------------------------------------
 
-exec_governor::exec_governor(sandbox_limits const& limits)
-    : state_(std::make_shared<exec_permit::shared_state>(limits))
+exec_governor::exec_governor(sandbox_limits const& limits) : state_(std::make_shared<exec_permit::shared_state>(limits))
 {
 }
 
@@ -295,9 +287,6 @@ std::uint32_t exec_governor::waiting() const noexcept
     return static_cast<std::uint32_t>(state_->waiters.size());
 }
 
-sandbox_limits const& exec_governor::limits() const noexcept
-{
-    return state_->limits;
-}
+sandbox_limits const& exec_governor::limits() const noexcept { return state_->limits; }
 
 }  // namespace prism_e2b

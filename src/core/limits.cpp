@@ -13,27 +13,24 @@ public:
     template <class T>
     void check(char const* field, T value, T min, T max)
     {
-        if (error_ || (value >= min && value <= max))
-            return;
-        error_ = error(errc::invalid_argument, std::string(field) + " = " + std::to_string(value) +
-                                                   " is out of range [" + std::to_string(min) + ", " +
-                                                   std::to_string(max) + "]");
+        if (error_ || (value >= min && value <= max)) return;
+        error_ =
+            error(errc::invalid_argument, std::string(field) + " = " + std::to_string(value) + " is out of range [" +
+                                              std::to_string(min) + ", " + std::to_string(max) + "]");
     }
 
     void check(char const* field, std::chrono::milliseconds value, std::chrono::milliseconds min,
                std::chrono::milliseconds max)
     {
-        if (error_ || (value >= min && value <= max))
-            return;
+        if (error_ || (value >= min && value <= max)) return;
         error_ = error(errc::invalid_argument, std::string(field) + " = " + std::to_string(value.count()) +
-                                                   " ms is out of range [" + std::to_string(min.count()) +
-                                                   " ms, " + std::to_string(max.count()) + " ms]");
+                                                   " ms is out of range [" + std::to_string(min.count()) + " ms, " +
+                                                   std::to_string(max.count()) + " ms]");
     }
 
     result<void> finish() const
     {
-        if (error_)
-            return *error_;
+        if (error_) return *error_;
         return {};
     }
 
@@ -41,10 +38,7 @@ private:
     std::optional<error> error_;
 };
 
-bool has_nul(std::string_view s) noexcept
-{
-    return s.find('\0') != std::string_view::npos;
-}
+bool has_nul(std::string_view s) noexcept { return s.find('\0') != std::string_view::npos; }
 
 }  // namespace
 
@@ -80,11 +74,9 @@ bool is_valid_env_name(std::string_view name) noexcept
 {
     auto alpha = [](char ch) { return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || ch == '_'; };
     auto digit = [](char ch) { return ch >= '0' && ch <= '9'; };
-    if (name.empty() || !alpha(name.front()))
-        return false;
+    if (name.empty() || !alpha(name.front())) return false;
     for (char ch : name.substr(1))
-        if (!alpha(ch) && !digit(ch))
-            return false;
+        if (!alpha(ch) && !digit(ch)) return false;
     return true;
 }
 
@@ -92,10 +84,8 @@ result<void> validate_command(std::string_view file, std::vector<std::string> co
                               sandbox_limits const& limits)
 {
     // Messages name positions, never contents: args and env values may carry secrets.
-    if (file.empty())
-        return error(errc::invalid_argument, "command file is empty");
-    if (has_nul(file))
-        return error(errc::invalid_argument, "command file contains a NUL byte");
+    if (file.empty()) return error(errc::invalid_argument, "command file is empty");
+    if (has_nul(file)) return error(errc::invalid_argument, "command file contains a NUL byte");
     for (std::size_t i = 0; i < args.size(); ++i)
         if (has_nul(args[i]))
             return error(errc::invalid_argument, "argument " + std::to_string(i) + " contains a NUL byte");
@@ -108,8 +98,7 @@ result<void> validate_command(std::string_view file, std::vector<std::string> co
         if (!is_valid_env_name(name))
             return error(errc::invalid_argument,
                          "env name #" + std::to_string(position) + " does not match [A-Za-z_][A-Za-z0-9_]*");
-        if (has_nul(value))
-            return error(errc::invalid_argument, "the value of env " + name + " contains a NUL byte");
+        if (has_nul(value)) return error(errc::invalid_argument, "the value of env " + name + " contains a NUL byte");
         env_bytes += name.size() + value.size();
         ++position;
     }

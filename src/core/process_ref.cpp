@@ -12,11 +12,10 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
-#include <openssl/evp.h>
-
 #include <array>
 #include <limits>
 #include <new>
+#include <openssl/evp.h>
 
 namespace prism_e2b {
 namespace json = boost::json;
@@ -28,24 +27,20 @@ constexpr std::size_t fingerprint_length = 64;
 
 bool valid_sandbox_id(std::string_view id) noexcept
 {
-    if (id.empty() || id.size() > max_sandbox_id_length)
-        return false;
+    if (id.empty() || id.size() > max_sandbox_id_length) return false;
     for (char c : id) {
-        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-                  c == '-' || c == '.';
-        if (!ok)
-            return false;
+        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+                  c == '.';
+        if (!ok) return false;
     }
     return true;
 }
 
 bool valid_fingerprint(std::string_view fp) noexcept
 {
-    if (fp.size() != fingerprint_length)
-        return false;
+    if (fp.size() != fingerprint_length) return false;
     for (char c : fp)
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-            return false;
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
     return true;
 }
 
@@ -64,11 +59,9 @@ json::string const* string_field(json::object const& o, std::string_view key) no
 
 std::optional<process_ref_record> decode_record(std::string_view ref)
 {
-    if (ref.size() > max_process_ref_length || !ref.starts_with(process_ref_prefix))
-        return std::nullopt;
+    if (ref.size() > max_process_ref_length || !ref.starts_with(process_ref_prefix)) return std::nullopt;
     auto payload = detail::base64url_decode(ref.substr(process_ref_prefix.size()));
-    if (!payload || payload->empty())
-        return std::nullopt;
+    if (!payload || payload->empty()) return std::nullopt;
 
     // Bounded parse: the input is at most ~1.5 KiB, depth 1 is all a record needs.
     std::array<unsigned char, 4096> buffer;
@@ -77,15 +70,12 @@ std::optional<process_ref_record> decode_record(std::string_view ref)
     opts.max_depth = 1;
     boost::system::error_code ec;
     json::value v = json::parse(*payload, ec, &resource, opts);
-    if (ec)
-        return std::nullopt;
+    if (ec) return std::nullopt;
     auto const* obj = v.if_object();
-    if (!obj || obj->size() != 5)
-        return std::nullopt;
+    if (!obj || obj->size() != 5) return std::nullopt;
 
     auto const* version = obj->if_contains("v");
-    if (!version || !version->is_int64() || version->get_int64() != 1)
-        return std::nullopt;
+    if (!version || !version->is_int64() || version->get_int64() != 1) return std::nullopt;
 
     auto const* pid = obj->if_contains("pid");
     std::uint64_t pid_value = 0;
@@ -93,21 +83,17 @@ std::optional<process_ref_record> decode_record(std::string_view ref)
         pid_value = static_cast<std::uint64_t>(pid->get_int64());
     else if (pid && pid->is_uint64())
         pid_value = pid->get_uint64();
-    if (pid_value == 0 || pid_value > std::numeric_limits<std::uint32_t>::max())
-        return std::nullopt;
+    if (pid_value == 0 || pid_value > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
 
     auto const* sandbox = string_field(*obj, "sandbox");
     auto const* fp = string_field(*obj, "fp");
     auto const* ws = string_field(*obj, "ws");
-    if (!sandbox || !fp || !ws)
-        return std::nullopt;
-    if (!valid_sandbox_id(*sandbox) || !valid_fingerprint(*fp) || !valid_workspace(*ws))
-        return std::nullopt;
+    if (!sandbox || !fp || !ws) return std::nullopt;
+    if (!valid_sandbox_id(*sandbox) || !valid_fingerprint(*fp) || !valid_workspace(*ws)) return std::nullopt;
 
     process_ref_record record{std::string(*sandbox), static_cast<std::uint32_t>(pid_value), std::string(*fp),
                               std::string(*ws)};
-    if (encode_process_ref(record) != ref)
-        return std::nullopt;  // not the canonical spelling
+    if (encode_process_ref(record) != ref) return std::nullopt;  // not the canonical spelling
     return record;
 }
 
@@ -118,8 +104,7 @@ std::string command_fingerprint(std::string_view file, std::vector<std::string> 
     json::array argv;
     argv.reserve(args.size() + 1);
     argv.emplace_back(json::string_view(file.data(), file.size()));
-    for (auto const& a : args)
-        argv.emplace_back(json::string_view(a.data(), a.size()));
+    for (auto const& a : args) argv.emplace_back(json::string_view(a.data(), a.size()));
     std::string const text = json::serialize(argv);
 
     std::array<unsigned char, EVP_MAX_MD_SIZE> md{};

@@ -17,12 +17,10 @@ secret_redactor::~secret_redactor() = default;
 
 void secret_redactor::add(std::string_view secret)
 {
-    if (secret.size() < min_secret_length)
-        return;
+    if (secret.size() < min_secret_length) return;
     std::unique_lock lock(state_->mutex);
     auto& v = state_->secrets;
-    if (std::find(v.begin(), v.end(), secret) != v.end())
-        return;
+    if (std::find(v.begin(), v.end(), secret) != v.end()) return;
     auto pos = std::find_if(v.begin(), v.end(), [&](std::string const& s) { return s.size() < secret.size(); });
     v.insert(pos, std::string(secret));
 }
@@ -38,15 +36,13 @@ std::string secret_redactor::redact(std::string_view text) const
         std::shared_lock lock(state_->mutex);
         for (auto const& s : state_->secrets) {
             for (auto pos = text.find(s); pos != std::string_view::npos; pos = text.find(s, pos + 1)) {
-                if (covered.empty())
-                    covered.resize(text.size(), false);
+                if (covered.empty()) covered.resize(text.size(), false);
                 std::fill(covered.begin() + static_cast<std::ptrdiff_t>(pos),
                           covered.begin() + static_cast<std::ptrdiff_t>(pos + s.size()), true);
             }
         }
     }
-    if (covered.empty())
-        return std::string(text);
+    if (covered.empty()) return std::string(text);
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size();) {

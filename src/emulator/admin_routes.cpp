@@ -14,10 +14,8 @@ namespace {
 std::int64_t int_field(json::object const& o, std::string_view k, std::int64_t dflt)
 {
     auto it = o.find(k);
-    if (it == o.end())
-        return dflt;
-    if (it->value().is_int64())
-        return it->value().as_int64();
+    if (it == o.end()) return dflt;
+    if (it->value().is_int64()) return it->value().as_int64();
     if (it->value().is_uint64())
         return static_cast<std::int64_t>(std::min<std::uint64_t>(it->value().as_uint64(), INT64_MAX));
     return dflt;

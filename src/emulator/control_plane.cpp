@@ -4,12 +4,11 @@
 
 #include <boost/json.hpp>
 
-#include <sys/statvfs.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <set>
+#include <sys/statvfs.h>
 #include <thread>
+#include <unistd.h>
 
 namespace prism_e2b::local::detail {
 
@@ -30,8 +29,7 @@ parsed_body parse_object(std::string const& body, bool empty_ok)
 {
     parsed_body out;
     if (body.empty()) {
-        if (!empty_ok)
-            out.err = rest_error(400, "request body is required");
+        if (!empty_ok) out.err = rest_error(400, "request body is required");
         return out;
     }
     boost::system::error_code ec;
@@ -52,8 +50,7 @@ parsed_body parse_object(std::string const& body, bool empty_ok)
 std::optional<std::string> get_int(json::object const& o, std::string_view key, std::optional<std::int64_t>& out)
 {
     auto it = o.find(key);
-    if (it == o.end() || it->value().is_null())
-        return std::nullopt;
+    if (it == o.end() || it->value().is_null()) return std::nullopt;
     auto const& v = it->value();
     if (v.is_int64())
         out = v.as_int64();
@@ -69,24 +66,20 @@ std::optional<std::string> get_int(json::object const& o, std::string_view key, 
 std::optional<std::string> get_bool(json::object const& o, std::string_view key, std::optional<bool>& out)
 {
     auto it = o.find(key);
-    if (it == o.end() || it->value().is_null())
-        return std::nullopt;
-    if (!it->value().is_bool())
-        return std::string("field '") + std::string(key) + "' must be a boolean";
+    if (it == o.end() || it->value().is_null()) return std::nullopt;
+    if (!it->value().is_bool()) return std::string("field '") + std::string(key) + "' must be a boolean";
     out = it->value().as_bool();
     return std::nullopt;
 }
 
-std::optional<std::string> get_string_map(json::object const& o, std::string_view key, std::map<std::string, std::string>& out)
+std::optional<std::string> get_string_map(json::object const& o, std::string_view key,
+                                          std::map<std::string, std::string>& out)
 {
     auto it = o.find(key);
-    if (it == o.end() || it->value().is_null())
-        return std::nullopt;
-    if (!it->value().is_object())
-        return std::string("field '") + std::string(key) + "' must be an object of strings";
+    if (it == o.end() || it->value().is_null()) return std::nullopt;
+    if (!it->value().is_object()) return std::string("field '") + std::string(key) + "' must be an object of strings";
     for (auto const& [k, v] : it->value().as_object()) {
-        if (!v.is_string())
-            return std::string("field '") + std::string(key) + "' must be an object of strings";
+        if (!v.is_string()) return std::string("field '") + std::string(key) + "' must be an object of strings";
         out[std::string(k)] = std::string(v.as_string());
     }
     return std::nullopt;
@@ -125,14 +118,15 @@ std::uint32_t memory_mb()
 {
     long const pages = ::sysconf(_SC_PHYS_PAGES);
     long const page = ::sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? static_cast<std::uint32_t>((static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)) >> 20) : 0;
+    return pages > 0 && page > 0 ? static_cast<std::uint32_t>(
+                                       (static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)) >> 20)
+                                 : 0;
 }
 
 std::uint32_t disk_mb(std::filesystem::path const& p)
 {
     struct statvfs s {};
-    if (::statvfs(p.c_str(), &s) != 0)
-        return 0;
+    if (::statvfs(p.c_str(), &s) != 0) return 0;
     return static_cast<std::uint32_t>((static_cast<std::uint64_t>(s.f_blocks) * s.f_frsize) >> 20);
 }
 
@@ -150,8 +144,7 @@ json::object detail_json(server_state const& st, sandbox const& sb, bool detail)
     o["diskSizeMB"] = disk_mb(st.state_dir);
     o["envdVersion"] = st.opts.envd_version;
     json::object md;
-    for (auto const& [k, v] : sb.metadata)
-        md[k] = v;
+    for (auto const& [k, v] : sb.metadata) md[k] = v;
     o["metadata"] = std::move(md);
     {
         std::lock_guard lk(sb.mutex);
@@ -170,7 +163,8 @@ json::object detail_json(server_state const& st, sandbox const& sb, bool detail)
         o["isolation"] = sb.isolation;
         std::lock_guard lk(sb.mutex);
         if (sb.state == sandbox_state::paused)
-            o["pauseKind"] = sb.paused_with_memory ? (sb.freeze_method.empty() ? "memory" : sb.freeze_method) : "filesystem";
+            o["pauseKind"] =
+                sb.paused_with_memory ? (sb.freeze_method.empty() ? "memory" : sb.freeze_method) : "filesystem";
     }
     return o;
 }
@@ -204,9 +198,9 @@ asio::awaitable<void> create(std::shared_ptr<server_state> st, http_request cons
     bool auto_resume = false;
     std::map<std::string, std::string> metadata, env_vars;
     std::optional<std::string> e;
-    if ((e = get_int(o, "timeout", timeout)) || (e = validate_timeout(timeout)) || (e = get_bool(o, "autoPause", auto_pause)) ||
-        (e = get_bool(o, "autoPauseMemory", auto_pause_memory)) || (e = get_string_map(o, "metadata", metadata)) ||
-        (e = get_string_map(o, "envVars", env_vars))) {
+    if ((e = get_int(o, "timeout", timeout)) || (e = validate_timeout(timeout)) ||
+        (e = get_bool(o, "autoPause", auto_pause)) || (e = get_bool(o, "autoPauseMemory", auto_pause_memory)) ||
+        (e = get_string_map(o, "metadata", metadata)) || (e = get_string_map(o, "envVars", env_vars))) {
         co_await sink.send(rest_error(400, *e));
         co_return;
     }
@@ -245,7 +239,8 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339_utc(std::stri
     int y, mo, d, h, mi;
     double sec;
     char z = 0;
-    if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%lf%c", &y, &mo, &d, &h, &mi, &sec, &z) != 7 || (z != 'Z' && z != 'z'))
+    if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%lf%c", &y, &mo, &d, &h, &mi, &sec, &z) != 7 ||
+        (z != 'Z' && z != 'z'))
         return std::nullopt;
     std::tm tm{};
     tm.tm_year = y - 1900;
@@ -255,8 +250,7 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339_utc(std::stri
     tm.tm_min = mi;
     tm.tm_sec = 0;
     std::time_t const t = ::timegm(&tm);
-    if (t == static_cast<std::time_t>(-1))
-        return std::nullopt;
+    if (t == static_cast<std::time_t>(-1)) return std::nullopt;
     return std::chrono::system_clock::from_time_t(t) +
            std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(sec));
 }
@@ -269,18 +263,15 @@ std::optional<std::string> parse_list_query(std::string const& query, list_query
         if (k == "metadata") {
             // "k=v&k2=v2" whose keys and values were URL-encoded once more by the client.
             auto const pairs = parse_query(v);
-            for (auto const& [mk, mv] : pairs)
-                q.metadata.emplace_back(url_decode(mk), url_decode(mv));
+            for (auto const& [mk, mv] : pairs) q.metadata.emplace_back(url_decode(mk), url_decode(mv));
         } else if (k == "state") {
             std::size_t i = 0;
             while (i <= v.size()) {
                 auto j = v.find(',', i);
-                if (j == std::string::npos)
-                    j = v.size();
+                if (j == std::string::npos) j = v.size();
                 auto s = v.substr(i, j - i);
                 if (!s.empty()) {
-                    if (s != "running" && s != "paused")
-                        return "invalid state filter '" + s + "'";
+                    if (s != "running" && s != "paused") return "invalid state filter '" + s + "'";
                     q.states.insert(s);
                 }
                 i = j + 1;
@@ -288,24 +279,20 @@ std::optional<std::string> parse_list_query(std::string const& query, list_query
         } else if (k == "limit") {
             char* endp = nullptr;
             long const n = std::strtol(v.c_str(), &endp, 10);
-            if (v.empty() || *endp != '\0' || n < 1 || n > 100)
-                return "limit must be between 1 and 100";
+            if (v.empty() || *endp != '\0' || n < 1 || n > 100) return "limit must be between 1 and 100";
             q.limit = static_cast<std::size_t>(n);
         } else if (k == "nextToken") {
             char* endp = nullptr;
             unsigned long long const n = std::strtoull(v.c_str(), &endp, 10);
-            if (v.empty() || *endp != '\0')
-                return "invalid nextToken";
+            if (v.empty() || *endp != '\0') return "invalid nextToken";
             q.next = n;
         } else if (k == "template") {
             q.template_id = v;
         } else if (k == "startedAfter") {
             q.started_after = parse_rfc3339_utc(v);
-            if (!q.started_after)
-                return "startedAfter must be an RFC 3339 UTC timestamp";
+            if (!q.started_after) return "startedAfter must be an RFC 3339 UTC timestamp";
         } else if (k == "order") {
-            if (v != "asc" && v != "desc")
-                return "order must be asc or desc";
+            if (v != "asc" && v != "desc") return "order must be asc or desc";
             q.asc = v == "asc";
         }
     }
@@ -315,32 +302,28 @@ std::optional<std::string> parse_list_query(std::string const& query, list_query
 /// The page of sandboxes and the next token (no coroutine, see above).
 std::pair<json::array, std::optional<std::uint64_t>> list_page(server_state const& st, list_query q, bool legacy)
 {
-    if (legacy)
-        q.states = {"running"};
+    if (legacy) q.states = {"running"};
     std::vector<std::shared_ptr<sandbox>> all;
     {
         std::lock_guard lk(st.mutex);
-        for (auto const& [id, sb] : st.sandboxes)
-            all.push_back(sb);
+        for (auto const& [id, sb] : st.sandboxes) all.push_back(sb);
     }
-    std::sort(all.begin(), all.end(), [&q](auto const& a, auto const& b) { return q.asc ? a->seq < b->seq : a->seq > b->seq; });
+    std::sort(all.begin(), all.end(),
+              [&q](auto const& a, auto const& b) { return q.asc ? a->seq < b->seq : a->seq > b->seq; });
     json::array out;
     std::optional<std::uint64_t> token;
     for (auto const& sb : all) {
-        if (q.next && (q.asc ? sb->seq < *q.next : sb->seq > *q.next))
-            continue;
-        bool match = (!q.template_id || sb->template_id == *q.template_id) && (!q.started_after || sb->started_at >= *q.started_after);
+        if (q.next && (q.asc ? sb->seq < *q.next : sb->seq > *q.next)) continue;
+        bool match = (!q.template_id || sb->template_id == *q.template_id) &&
+                     (!q.started_after || sb->started_at >= *q.started_after);
         for (auto const& [mk, mv] : q.metadata) {
             auto it = sb->metadata.find(mk);
-            if (it == sb->metadata.end() || it->second != mv)
-                match = false;
+            if (it == sb->metadata.end() || it->second != mv) match = false;
         }
-        if (!match)
-            continue;
+        if (!match) continue;
         if (!q.states.empty()) {
             std::lock_guard lk(sb->mutex);
-            if (!q.states.count(sb->state == sandbox_state::running ? "running" : "paused"))
-                continue;
+            if (!q.states.count(sb->state == sandbox_state::running ? "running" : "paused")) continue;
         }
         if (!legacy && out.size() == q.limit) {
             token = sb->seq;
@@ -351,7 +334,8 @@ std::pair<json::array, std::optional<std::uint64_t>> list_page(server_state cons
     return {std::move(out), token};
 }
 
-asio::awaitable<void> list_v2(std::shared_ptr<server_state> st, http_request const& req, response_sink& sink, bool legacy)
+asio::awaitable<void> list_v2(std::shared_ptr<server_state> st, http_request const& req, response_sink& sink,
+                              bool legacy)
 {
     list_query q;
     if (auto e = parse_list_query(req.query, q)) {
@@ -361,8 +345,7 @@ asio::awaitable<void> list_v2(std::shared_ptr<server_state> st, http_request con
     }
     auto page = list_page(*st, std::move(q), legacy);
     http_response r = json_response(200, page.first);
-    if (page.second)
-        r.headers.emplace_back("X-Next-Token", std::to_string(*page.second));
+    if (page.second) r.headers.emplace_back("X-Next-Token", std::to_string(*page.second));
     co_await sink.send(std::move(r));
 }
 
@@ -377,7 +360,8 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
         co_return;
     }
     if (!secure_equals(req.header("x-api-key"), st->opts.api_key)) {
-        http_response er = rest_error(401, req.has_header("x-api-key") ? "Invalid API key" : "missing X-API-KEY header");
+        http_response er =
+            rest_error(401, req.has_header("x-api-key") ? "Invalid API key" : "missing X-API-KEY header");
         co_await sink.send(std::move(er));
         co_return;
     }
@@ -479,7 +463,8 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
         std::optional<std::int64_t> timeout;
         std::optional<bool> memory;
         std::optional<std::string> e;
-        if ((e = get_int(o, "timeout", timeout)) || (e = validate_timeout(timeout)) || (e = get_bool(o, "memory", memory))) {
+        if ((e = get_int(o, "timeout", timeout)) || (e = validate_timeout(timeout)) ||
+            (e = get_bool(o, "memory", memory))) {
             co_await sink.send(rest_error(400, *e));
             co_return;
         }
@@ -526,8 +511,7 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
                 procs.swap(sb->processes);
                 sb->running = 0;
             }
-            for (auto& [pid, p] : procs)
-                p->kill_and_abort_watchers();
+            for (auto& [pid, p] : procs) p->kill_and_abort_watchers();
         }
         st->resume_sandbox(sb, secs);
         co_await sink.send(json_response(201, sandbox_json(*st, *sb)));

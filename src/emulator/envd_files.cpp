@@ -10,7 +10,6 @@
 
 #include <cerrno>
 #include <cstring>
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -36,10 +35,8 @@ std::string user_name(uid_t uid)
     passwd pw{};
     passwd* res = nullptr;
     char buf[1024];
-    if (uid == default_uid)
-        return "user";  // the sandbox's own account, whatever the host calls uid 1000
-    if (::getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res)
-        return res->pw_name;
+    if (uid == default_uid) return "user";  // the sandbox's own account, whatever the host calls uid 1000
+    if (::getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res) return res->pw_name;
     return std::to_string(uid);
 }
 
@@ -48,10 +45,8 @@ std::string group_name(gid_t gid)
     group gr{};
     group* res = nullptr;
     char buf[1024];
-    if (gid == default_gid)
-        return "user";
-    if (::getgrgid_r(gid, &gr, buf, sizeof buf, &res) == 0 && res)
-        return res->gr_name;
+    if (gid == default_gid) return "user";
+    if (::getgrgid_r(gid, &gr, buf, sizeof buf, &res) == 0 && res) return res->gr_name;
     return std::to_string(gid);
 }
 
@@ -61,15 +56,14 @@ std::string timestamp_json(struct timespec ts)
     std::tm tm{};
     ::gmtime_r(&secs, &tm);
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                  tm.tm_min, tm.tm_sec, ts.tv_nsec);
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec);
     return buf;
 }
 
 std::string base_name(std::string const& normalized)
 {
-    if (normalized == "/")
-        return "/";
+    if (normalized == "/") return "/";
     return normalized.substr(normalized.rfind('/') + 1);
 }
 
@@ -78,7 +72,9 @@ json::object entry_json(std::string const& path, struct stat const& st, std::opt
 {
     json::object o;
     o["name"] = base_name(path);
-    o["type"] = S_ISDIR(st.st_mode) ? "FILE_TYPE_DIRECTORY" : S_ISLNK(st.st_mode) ? "FILE_TYPE_SYMLINK" : "FILE_TYPE_FILE";
+    o["type"] = S_ISDIR(st.st_mode)   ? "FILE_TYPE_DIRECTORY"
+                : S_ISLNK(st.st_mode) ? "FILE_TYPE_SYMLINK"
+                                      : "FILE_TYPE_FILE";
     o["path"] = path;
     o["size"] = std::to_string(st.st_size);
     o["mode"] = static_cast<std::uint32_t>(st.st_mode & 07777);
@@ -86,8 +82,7 @@ json::object entry_json(std::string const& path, struct stat const& st, std::opt
     o["owner"] = user_name(st.st_uid);
     o["group"] = group_name(st.st_gid);
     o["modifiedTime"] = timestamp_json(st.st_mtim);
-    if (link_target)
-        o["symlinkTarget"] = *link_target;
+    if (link_target) o["symlinkTarget"] = *link_target;
     return o;
 }
 
@@ -100,24 +95,24 @@ struct fs_error {
 fs_error errno_error(int e, std::string const& path)
 {
     switch (e) {
-    case ENOENT:
-        return {"not_found", 404, "path '" + path + "' does not exist"};
-    case ENOTDIR:
-        return {"invalid_argument", 400, "path '" + path + "' is not a directory"};
-    case EISDIR:
-        return {"invalid_argument", 400, "path '" + path + "' is a directory"};
-    case EEXIST:
-        return {"already_exists", 409, "path '" + path + "' already exists"};
-    case EXDEV:
-    case ELOOP:
-        return {"invalid_argument", 400, "path '" + path + "' cannot be resolved inside the sandbox"};
-    case EACCES:
-    case EPERM:
-        return {"permission_denied", 403, "permission denied for '" + path + "'"};
-    case ENOSPC:
-        return {"resource_exhausted", 507, "not enough disk space available"};
-    default:
-        return {"internal", 500, "error accessing '" + path + "': " + std::strerror(e)};
+        case ENOENT:
+            return {"not_found", 404, "path '" + path + "' does not exist"};
+        case ENOTDIR:
+            return {"invalid_argument", 400, "path '" + path + "' is not a directory"};
+        case EISDIR:
+            return {"invalid_argument", 400, "path '" + path + "' is a directory"};
+        case EEXIST:
+            return {"already_exists", 409, "path '" + path + "' already exists"};
+        case EXDEV:
+        case ELOOP:
+            return {"invalid_argument", 400, "path '" + path + "' cannot be resolved inside the sandbox"};
+        case EACCES:
+        case EPERM:
+            return {"permission_denied", 403, "permission denied for '" + path + "'"};
+        case ENOSPC:
+            return {"resource_exhausted", 507, "not enough disk space available"};
+        default:
+            return {"internal", 500, "error accessing '" + path + "': " + std::strerror(e)};
     }
 }
 
@@ -125,17 +120,14 @@ fs_error errno_error(int e, std::string const& path)
 std::variant<json::object, fs_error> stat_entry(sandbox const& sb, std::string const& path)
 {
     unique_fd fd = open_in_root(sb.root_fd, path, O_PATH | O_NOFOLLOW);
-    if (!fd)
-        return errno_error(errno, path);
+    if (!fd) return errno_error(errno, path);
     struct stat st {};
-    if (::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
-        return errno_error(errno, path);
+    if (::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno_error(errno, path);
     std::optional<std::string> target;
     if (S_ISLNK(st.st_mode)) {
         char buf[4096];
         ssize_t const n = ::readlinkat(fd.get(), "", buf, sizeof buf);
-        if (n >= 0)
-            target = std::string(buf, static_cast<std::size_t>(n));
+        if (n >= 0) target = std::string(buf, static_cast<std::size_t>(n));
     }
     return entry_json(path, st, target);
 }
@@ -143,8 +135,7 @@ std::variant<json::object, fs_error> stat_entry(sandbox const& sb, std::string c
 void list_into(sandbox const& sb, std::string const& dir_path, int dir_fd, std::uint32_t depth, json::array& out)
 {
     int const fd = ::dup(dir_fd);
-    if (fd < 0)
-        return;
+    if (fd < 0) return;
     DIR* d = ::fdopendir(fd);
     if (!d) {
         ::close(fd);
@@ -153,22 +144,19 @@ void list_into(sandbox const& sb, std::string const& dir_path, int dir_fd, std::
     std::vector<std::string> names;
     while (auto* ent = ::readdir(d)) {
         std::string n = ent->d_name;
-        if (n != "." && n != "..")
-            names.push_back(std::move(n));
+        if (n != "." && n != "..") names.push_back(std::move(n));
     }
     ::closedir(d);
     std::sort(names.begin(), names.end());
     for (auto const& n : names) {
         std::string child = dir_path == "/" ? "/" + n : dir_path + "/" + n;
         struct stat st {};
-        if (::fstatat(dir_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-            continue;
+        if (::fstatat(dir_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         std::optional<std::string> target;
         if (S_ISLNK(st.st_mode)) {
             char buf[4096];
             ssize_t const len = ::readlinkat(dir_fd, n.c_str(), buf, sizeof buf);
-            if (len >= 0)
-                target = std::string(buf, static_cast<std::size_t>(len));
+            if (len >= 0) target = std::string(buf, static_cast<std::size_t>(len));
         }
         out.push_back(entry_json(child, st, target));
         if (S_ISDIR(st.st_mode) && depth > 1) {
@@ -181,35 +169,27 @@ void list_into(sandbox const& sb, std::string const& dir_path, int dir_fd, std::
     }
 }
 
-http_response rpc_fail(fs_error const& e)
-{
-    return connect_error(e.code, e.message);
-}
+http_response rpc_fail(fs_error const& e) { return connect_error(e.code, e.message); }
 
-http_response files_fail(fs_error const& e)
-{
-    return rest_error(e.http, e.message);
-}
+http_response files_fail(fs_error const& e) { return rest_error(e.http, e.message); }
 
 std::optional<std::string> query_param(std::string const& query, std::string_view key)
 {
     for (auto& [k, v] : parse_query(query))
-        if (k == key)
-            return v;
+        if (k == key) return v;
     return std::nullopt;
 }
 
 /// Writes `data` to `path` (parents created). Returns the EntryInfo for the upload answer.
-std::variant<json::object, fs_error> write_file(sandbox const& sb, std::string const& path, std::string_view data, os_user const& user)
+std::variant<json::object, fs_error> write_file(sandbox const& sb, std::string const& path, std::string_view data,
+                                                os_user const& user)
 {
     std::string parent, name;
-    if (!split_parent(path, parent, name))
-        return fs_error{"invalid_argument", 400, "path '/' is a directory"};
+    if (!split_parent(path, parent, name)) return fs_error{"invalid_argument", 400, "path '/' is a directory"};
     if (int e = make_dirs_in_root(sb.root_fd, parent, owner_uid(user), owner_gid(user)); e != 0)
         return errno_error(e, parent);
     unique_fd fd = open_in_root(sb.root_fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (!fd)
-        return errno_error(errno, path);
+    if (!fd) return errno_error(errno, path);
     struct stat st {};
     if (::geteuid() == 0 && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1)
         (void)::fchown(fd.get(), user.uid, user.gid);  // written as the requesting user would have
@@ -217,8 +197,7 @@ std::variant<json::object, fs_error> write_file(sandbox const& sb, std::string c
     while (off < data.size()) {
         ssize_t const n = ::write(fd.get(), data.data() + off, data.size() - off);
         if (n < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             return errno_error(errno, path);
         }
         off += static_cast<std::size_t>(n);
@@ -230,15 +209,13 @@ std::variant<json::object, fs_error> write_file(sandbox const& sb, std::string c
     return o;
 }
 
-
 asio::awaitable<void> download(std::shared_ptr<sandbox> sb, http_request const& req, response_sink& sink)
 {
     auto raw = query_param(req.query, "path");
     auto path = normalize_sandbox_path(raw.value_or(""));
     if (!raw || raw->empty() || !path) {
         std::string msg = "path is required";
-        if (raw && !raw->empty())
-            msg = "invalid path '" + *raw + "': outside the sandbox";
+        if (raw && !raw->empty()) msg = "invalid path '" + *raw + "': outside the sandbox";
         http_response r = rest_error(400, msg);
         co_await sink.send(std::move(r));
         co_return;
@@ -263,28 +240,22 @@ asio::awaitable<void> download(std::shared_ptr<sandbox> sb, http_request const& 
         char buf[64 * 1024];
         for (;;) {
             ssize_t const n = ::read(fd.get(), buf, sizeof buf);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                break;
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
             r.body.append(buf, static_cast<std::size_t>(n));
         }
         co_await sink.send(std::move(r));
         co_return;
     }
     bool const started = co_await sink.begin_stream(200, "application/octet-stream", std::move(headers));
-    if (!started)
-        co_return;
+    if (!started) co_return;
     std::string chunk(256 * 1024, '\0');
     for (;;) {
         ssize_t const n = ::read(fd.get(), chunk.data(), chunk.size());
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
         bool const written = co_await sink.write_chunk(chunk.substr(0, static_cast<std::size_t>(n)));
-        if (!written)
-            co_return;
+        if (!written) co_return;
     }
     co_await sink.finish_stream();
 }
@@ -313,8 +284,7 @@ asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& re
             co_return;
         }
         for (auto const& p : *parts) {
-            if (p.name != "file")
-                continue;
+            if (p.name != "file") continue;
             std::optional<std::string> target = path;
             if (!target) {
                 if (!p.filename || p.filename->empty()) {
@@ -352,7 +322,8 @@ asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& re
         }
         written.push_back(std::get<json::object>(std::move(r)));
     } else {
-        co_await sink.send(rest_error(400, "unsupported Content-Type; use multipart/form-data or application/octet-stream"));
+        co_await sink.send(
+            rest_error(400, "unsupported Content-Type; use multipart/form-data or application/octet-stream"));
         co_return;
     }
     http_response r;
@@ -362,12 +333,12 @@ asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& re
 
 }  // namespace
 
-asio::awaitable<void> handle_files(std::shared_ptr<server_state>, std::shared_ptr<sandbox> sb, http_request req, response_sink& sink)
+asio::awaitable<void> handle_files(std::shared_ptr<server_state>, std::shared_ptr<sandbox> sb, http_request req,
+                                   response_sink& sink)
 {
     auto name = query_param(req.query, "username");
     if (!name) {
-        if (auto h = basic_auth_user(req.header("authorization")))
-            name = *h;
+        if (auto h = basic_auth_user(req.header("authorization"))) name = *h;
     }
     auto const user = lookup_user(name.value_or(""));
     if (!user) {
@@ -382,9 +353,11 @@ asio::awaitable<void> handle_files(std::shared_ptr<server_state>, std::shared_pt
         co_await sink.send(rest_error(405, "method not allowed"));
 }
 
-asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req, response_sink& sink)
+asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
+                                            http_request req, response_sink& sink)
 {
-    std::string_view const method = std::string_view(req.path).substr(std::string_view("/filesystem.Filesystem/").size());
+    std::string_view const method =
+        std::string_view(req.path).substr(std::string_view("/filesystem.Filesystem/").size());
     if (req.method != "POST") {
         co_await sink.send(connect_error("unimplemented", "only POST is supported"));
         co_return;
@@ -402,16 +375,15 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, st
     auto const who = basic_auth_user(req.header("authorization"));
     auto const user = who ? lookup_user(*who) : std::nullopt;
     if (!user) {
-        co_await sink.send(connect_error("unauthenticated", "invalid user: only 'user' and 'root' exist in this sandbox"));
+        co_await sink.send(
+            connect_error("unauthenticated", "invalid user: only 'user' and 'root' exist in this sandbox"));
         co_return;
     }
     auto path_field = [&](std::string_view key) -> std::variant<std::string, fs_error> {
         std::string raw;
-        if (auto it = o.find(key); it != o.end() && it->value().is_string())
-            raw = std::string(it->value().as_string());
+        if (auto it = o.find(key); it != o.end() && it->value().is_string()) raw = std::string(it->value().as_string());
         auto p = normalize_sandbox_path(raw);
-        if (!p)
-            return fs_error{"invalid_argument", 400, "invalid path '" + raw + "': outside the sandbox"};
+        if (!p) return fs_error{"invalid_argument", 400, "invalid path '" + raw + "': outside the sandbox"};
         return *p;
     };
     auto reply = [&](json::object const& body) {
@@ -440,15 +412,16 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, st
                 if (existing) {
                     struct stat st {};
                     ::fstat(existing.get(), &st);
-                    resp = S_ISDIR(st.st_mode) ? rpc_fail({"already_exists", 409, "directory '" + path + "' already exists"})
-                                               : rpc_fail({"invalid_argument", 400, "path '" + path + "' exists and is not a directory"});
+                    resp =
+                        S_ISDIR(st.st_mode)
+                            ? rpc_fail({"already_exists", 409, "directory '" + path + "' already exists"})
+                            : rpc_fail({"invalid_argument", 400, "path '" + path + "' exists and is not a directory"});
                 } else if (int e = make_dirs_in_root(sb->root_fd, path, owner_uid(*user), owner_gid(*user)); e != 0) {
                     resp = rpc_fail(errno_error(e, path));
                 } else {
                     auto r = stat_entry(*sb, path);
                     json::object out;
-                    if (auto* ent = std::get_if<json::object>(&r))
-                        out["entry"] = *ent;
+                    if (auto* ent = std::get_if<json::object>(&r)) out["entry"] = *ent;
                     resp = reply(out);
                 }
             } else if (method == "ListDir") {
@@ -496,29 +469,26 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, st
             } else {
                 unique_fd sdir = open_in_root(sb->root_fd, sp, O_RDONLY | O_DIRECTORY);
                 int e = sdir ? 0 : errno;
-                if (e == 0)
-                    e = make_dirs_in_root(sb->root_fd, dp, owner_uid(*user), owner_gid(*user));
+                if (e == 0) e = make_dirs_in_root(sb->root_fd, dp, owner_uid(*user), owner_gid(*user));
                 unique_fd ddir;
                 if (e == 0) {
                     ddir = open_in_root(sb->root_fd, dp, O_RDONLY | O_DIRECTORY);
-                    if (!ddir)
-                        e = errno;
+                    if (!ddir) e = errno;
                 }
-                if (e == 0 && ::renameat(sdir.get(), sn.c_str(), ddir.get(), dn.c_str()) != 0)
-                    e = errno;
+                if (e == 0 && ::renameat(sdir.get(), sn.c_str(), ddir.get(), dn.c_str()) != 0) e = errno;
                 if (e != 0) {
                     resp = rpc_fail(errno_error(e, e == ENOENT ? s : d));
                 } else {
                     auto r = stat_entry(*sb, d);
                     json::object out;
-                    if (auto* ent = std::get_if<json::object>(&r))
-                        out["entry"] = *ent;
+                    if (auto* ent = std::get_if<json::object>(&r)) out["entry"] = *ent;
                     resp = reply(out);
                 }
             }
         }
     } else {
-        resp = connect_error("unimplemented", "filesystem.Filesystem/" + std::string(method) + " is not implemented by prism-e2b-local");
+        resp = connect_error("unimplemented",
+                             "filesystem.Filesystem/" + std::string(method) + " is not implemented by prism-e2b-local");
     }
     co_await sink.send(std::move(resp));
 }

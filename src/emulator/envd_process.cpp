@@ -1,9 +1,8 @@
 // process.Process over the Connect protocol with the JSON codec: Start and
 // Connect stream envelopes (start, data, keepalive, end; errors in the
 // end-of-stream envelope); List, SendInput, CloseStdin, SendSignal are unary.
-#include "emulator/server_state.hpp"
-
 #include "core/base64.hpp"
+#include "emulator/server_state.hpp"
 #include "wire/envelope.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -34,21 +33,16 @@ struct rpc_error {
 
 std::string connect_code_for(error const& e)
 {
-    if (e == errc::not_found)
-        return "not_found";
-    if (e == errc::invalid_argument)
-        return "invalid_argument";
-    if (e == errc::paused)
-        return "unavailable";
-    if (e == errc::unauthenticated)
-        return "unauthenticated";
+    if (e == errc::not_found) return "not_found";
+    if (e == errc::invalid_argument) return "invalid_argument";
+    if (e == errc::paused) return "unavailable";
+    if (e == errc::unauthenticated) return "unauthenticated";
     return "internal";
 }
 
 std::string end_stream_payload(std::optional<rpc_error> const& err)
 {
-    if (!err)
-        return "{}";
+    if (!err) return "{}";
     json::object o, e;
     e["code"] = err->code;
     e["message"] = err->message;
@@ -58,24 +52,19 @@ std::string end_stream_payload(std::optional<rpc_error> const& err)
 
 std::optional<std::uint32_t> as_u32(json::value const* v)
 {
-    if (!v)
-        return std::nullopt;
+    if (!v) return std::nullopt;
     if (v->is_int64() && v->as_int64() >= 0 && v->as_int64() <= UINT32_MAX)
         return static_cast<std::uint32_t>(v->as_int64());
-    if (v->is_uint64() && v->as_uint64() <= UINT32_MAX)
-        return static_cast<std::uint32_t>(v->as_uint64());
+    if (v->is_uint64() && v->as_uint64() <= UINT32_MAX) return static_cast<std::uint32_t>(v->as_uint64());
     if (v->is_string()) {
         auto const& s = v->as_string();
-        if (s.empty() || s.size() > 10)
-            return std::nullopt;
+        if (s.empty() || s.size() > 10) return std::nullopt;
         std::uint64_t n = 0;
         for (char c : s) {
-            if (c < '0' || c > '9')
-                return std::nullopt;
+            if (c < '0' || c > '9') return std::nullopt;
             n = n * 10 + static_cast<std::uint64_t>(c - '0');
         }
-        if (n <= UINT32_MAX)
-            return static_cast<std::uint32_t>(n);
+        if (n <= UINT32_MAX) return static_cast<std::uint32_t>(n);
     }
     return std::nullopt;
 }
@@ -90,13 +79,11 @@ json::object const* get_obj(json::object const& o, std::string_view k)
 std::variant<std::shared_ptr<process>, rpc_error> select_process(sandbox& sb, json::object const& req)
 {
     auto const* sel = get_obj(req, "process");
-    if (!sel)
-        return rpc_error{"invalid_argument", "process selector is required"};
+    if (!sel) return rpc_error{"invalid_argument", "process selector is required"};
     std::lock_guard lk(sb.mutex);
     if (auto it = sel->find("pid"); it != sel->end()) {
         auto pid = as_u32(&it->value());
-        if (!pid)
-            return rpc_error{"invalid_argument", "pid must be an unsigned 32-bit integer"};
+        if (!pid) return rpc_error{"invalid_argument", "pid must be an unsigned 32-bit integer"};
         auto p = sb.processes.find(*pid);
         if (p == sb.processes.end())
             return rpc_error{"not_found", "process with pid " + std::to_string(*pid) + " not found"};
@@ -105,8 +92,7 @@ std::variant<std::shared_ptr<process>, rpc_error> select_process(sandbox& sb, js
     if (auto it = sel->find("tag"); it != sel->end() && it->value().is_string()) {
         std::string tag(it->value().as_string());
         for (auto const& [pid, p] : sb.processes)
-            if (p->config().tag && *p->config().tag == tag)
-                return p;
+            if (p->config().tag && *p->config().tag == tag) return p;
         return rpc_error{"not_found", "process with tag " + tag + " not found"};
     }
     return rpc_error{"invalid_argument", "process selector needs a pid or a tag"};
@@ -117,17 +103,16 @@ json::object event_json(process_event const& ev)
     json::object event;
     if (ev.type == process_event::kind::end) {
         json::object end;
-        if (ev.exit_code != 0)
-            end["exitCode"] = ev.exit_code;  // protobuf-JSON omits defaults
-        if (ev.exited)
-            end["exited"] = true;
+        if (ev.exit_code != 0) end["exitCode"] = ev.exit_code;  // protobuf-JSON omits defaults
+        if (ev.exited) end["exited"] = true;
         end["status"] = ev.status;
-        if (ev.error)
-            end["error"] = *ev.error;
+        if (ev.error) end["error"] = *ev.error;
         event["end"] = std::move(end);
     } else {
         json::object data;
-        char const* key = ev.type == process_event::kind::stdout_data ? "stdout" : ev.type == process_event::kind::pty_data ? "pty" : "stderr";
+        char const* key = ev.type == process_event::kind::stdout_data ? "stdout"
+                          : ev.type == process_event::kind::pty_data  ? "pty"
+                                                                      : "stderr";
         data[key] = prism_e2b::detail::base64_encode(ev.data);
         event["data"] = std::move(data);
     }
@@ -143,29 +128,25 @@ std::variant<json::object, rpc_error> stream_request(http_request const& req)
     std::vector<wire::envelope> envs;
     if (auto r = dec.feed(req.body, envs); !r)
         return rpc_error{"invalid_argument", "malformed request envelope: " + r.error().message()};
-    if (dec.has_partial())
-        return rpc_error{"invalid_argument", "truncated request envelope"};
+    if (dec.has_partial()) return rpc_error{"invalid_argument", "truncated request envelope"};
     json::object const* found = nullptr;
     json::value v;
     for (auto const& e : envs) {
-        if (e.end_stream())
-            continue;
-        if (found)
-            return rpc_error{"invalid_argument", "server-streaming call with more than one request message"};
+        if (e.end_stream()) continue;
+        if (found) return rpc_error{"invalid_argument", "server-streaming call with more than one request message"};
         boost::system::error_code ec;
         v = json::parse(e.payload, ec);
-        if (ec || !v.is_object())
-            return rpc_error{"invalid_argument", "request message is not a JSON object"};
+        if (ec || !v.is_object()) return rpc_error{"invalid_argument", "request message is not a JSON object"};
         found = &v.as_object();
     }
-    if (!found)
-        return rpc_error{"invalid_argument", "missing request message"};
+    if (!found) return rpc_error{"invalid_argument", "missing request message"};
     return *found;
 }
 
 /// Streams a process's events until its end, a deadline, an abort or a lost client.
-asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, std::shared_ptr<process> p,
-                                  std::shared_ptr<event_queue> q, http_request const& req, response_sink& sink, bool kill_on_deadline,
+asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
+                                  std::shared_ptr<process> p, std::shared_ptr<event_queue> q, http_request const& req,
+                                  response_sink& sink, bool kill_on_deadline,
                                   std::chrono::steady_clock::time_point call_start)
 {
     auto const ex = co_await asio::this_coro::executor;
@@ -173,16 +154,14 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
     auto const timeout = header_ms(req, "connect-timeout-ms", 1);
     auto const now = std::chrono::steady_clock::now();
     std::optional<std::chrono::steady_clock::time_point> deadline;
-    if (timeout)
-        deadline = call_start + *timeout;  // the same instant arm_deadline_kill uses
+    if (timeout) deadline = call_start + *timeout;  // the same instant arm_deadline_kill uses
     auto next_keepalive = keepalive ? std::optional(now + *keepalive) : std::nullopt;
     auto cut_budget = st->faults.take_stream_cut();
     std::size_t sent_output = 0;
 
     header_list no_headers;
     bool const started = co_await sink.begin_stream(200, "application/connect+json", std::move(no_headers));
-    if (!started)
-        co_return;
+    if (!started) co_return;
     {
         json::object start, event, o;
         start["pid"] = p->pid();
@@ -190,8 +169,7 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
         o["event"] = std::move(event);
         std::string first = wire::encode_envelope(json::serialize(o));
         bool const written = co_await sink.write_chunk(std::move(first));
-        if (!written)
-            co_return;
+        if (!written) co_return;
     }
     asio::steady_timer timer(ex);
     for (;;) {
@@ -207,11 +185,11 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
             if (paused) {
                 deadline = t + std::chrono::seconds(1);  // a frozen sandbox's clock does not run
             } else {
-                if (kill_on_deadline)
-                    p->signal(SIGKILL);
-                std::string last = wire::encode_envelope(
-                    end_stream_payload(rpc_error{"deadline_exceeded", "the request deadline (Connect-Timeout-Ms) passed"}),
-                    wire::envelope_flag_end_stream);
+                if (kill_on_deadline) p->signal(SIGKILL);
+                std::string last =
+                    wire::encode_envelope(end_stream_payload(rpc_error{
+                                              "deadline_exceeded", "the request deadline (Connect-Timeout-Ms) passed"}),
+                                          wire::envelope_flag_end_stream);
                 co_await sink.write_chunk(std::move(last));
                 co_await sink.finish_stream();
                 co_return;
@@ -237,10 +215,10 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
                 sent_output += ev.data.size();
             }
             bool const written = co_await sink.write_chunk(std::move(chunk));
-            if (!written)
-                co_return;
+            if (!written) co_return;
             if (is_end) {
-                std::string last = wire::encode_envelope(end_stream_payload(std::nullopt), wire::envelope_flag_end_stream);
+                std::string last =
+                    wire::encode_envelope(end_stream_payload(std::nullopt), wire::envelope_flag_end_stream);
                 co_await sink.write_chunk(std::move(last));
                 co_await sink.finish_stream();
                 co_return;
@@ -251,8 +229,9 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
                 sink.abort();  // the sandbox went away under the stream, as a VM would
                 co_return;
             }
-            std::string last = wire::encode_envelope(end_stream_payload(rpc_error{"unknown", "process stream ended without an exit"}),
-                                                     wire::envelope_flag_end_stream);
+            std::string last =
+                wire::encode_envelope(end_stream_payload(rpc_error{"unknown", "process stream ended without an exit"}),
+                                      wire::envelope_flag_end_stream);
             co_await sink.write_chunk(std::move(last));
             co_await sink.finish_stream();
             co_return;
@@ -260,8 +239,7 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
         if (next_keepalive && t >= *next_keepalive) {
             std::string ka = wire::encode_envelope(R"({"event":{"keepalive":{}}})");
             bool const written = co_await sink.write_chunk(std::move(ka));
-            if (!written)
-                co_return;
+            if (!written) co_return;
             next_keepalive = t + *keepalive;
         }
         timer.expires_at(stream_wake_time(t, deadline, next_keepalive));
@@ -271,8 +249,9 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
 
 /// Streams until the end (stream_loop) or until the client goes away, whichever
 /// comes first; a watcher that left stops being fed at once.
-asio::awaitable<void> stream_events(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, std::shared_ptr<process> p,
-                                    std::shared_ptr<event_queue> q, http_request const& req, response_sink& sink, bool kill_on_deadline,
+asio::awaitable<void> stream_events(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
+                                    std::shared_ptr<process> p, std::shared_ptr<event_queue> q, http_request const& req,
+                                    response_sink& sink, bool kill_on_deadline,
                                     std::chrono::steady_clock::time_point call_start)
 {
     struct unsubscribe_guard {
@@ -290,11 +269,9 @@ asio::awaitable<void> send_stream_error(response_sink& sink, rpc_error err)
     header_list none;
     std::string ctype = "application/connect+json";
     bool ok = co_await sink.begin_stream(200, std::move(ctype), std::move(none));
-    if (!ok)
-        co_return;
+    if (!ok) co_return;
     ok = co_await sink.write_chunk(std::move(payload));
-    if (!ok)
-        co_return;
+    if (!ok) co_return;
     co_await sink.finish_stream();
 }
 
@@ -315,8 +292,7 @@ void arm_deadline_kill(std::shared_ptr<server_state> st, std::shared_ptr<sandbox
                 co_await t.async_wait(use_nothrow);
                 auto proc = weak.lock();
                 auto s = weak_sb.lock();
-                if (!proc || !s || proc->ended())
-                    co_return;
+                if (!proc || !s || proc->ended()) co_return;
                 bool paused;
                 {
                     std::lock_guard lk(s->mutex);
@@ -332,7 +308,8 @@ void arm_deadline_kill(std::shared_ptr<server_state> st, std::shared_ptr<sandbox
         asio::detached);
 }
 
-asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request const& req, response_sink& sink)
+asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request const& req,
+                            response_sink& sink)
 {
     auto parsed = stream_request(req);
     if (auto* e = std::get_if<rpc_error>(&parsed)) {
@@ -351,8 +328,9 @@ asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sa
         auto const* size = get_obj(*pt, "size");
         auto cols = size ? as_u32(size->if_contains("cols")) : std::nullopt;
         auto rows = size ? as_u32(size->if_contains("rows")) : std::nullopt;
-        pty = std::pair<unsigned short, unsigned short>(static_cast<unsigned short>(std::clamp<std::uint32_t>(cols.value_or(80), 1, 1000)),
-                                                        static_cast<unsigned short>(std::clamp<std::uint32_t>(rows.value_or(24), 1, 1000)));
+        pty = std::pair<unsigned short, unsigned short>(
+            static_cast<unsigned short>(std::clamp<std::uint32_t>(cols.value_or(80), 1, 1000)),
+            static_cast<unsigned short>(std::clamp<std::uint32_t>(rows.value_or(24), 1, 1000)));
     }
     process_config cfg;
     auto bad = [&](std::string m) -> asio::awaitable<void> {
@@ -384,8 +362,8 @@ asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sa
             co_return;
         }
         for (auto const& [k, v] : it->value().as_object()) {
-            if (!v.is_string() || k.empty() || k.find('=') != json::string_view::npos || k.find('\0') != json::string_view::npos ||
-                v.as_string().find('\0') != json::string::npos) {
+            if (!v.is_string() || k.empty() || k.find('=') != json::string_view::npos ||
+                k.find('\0') != json::string_view::npos || v.as_string().find('\0') != json::string::npos) {
                 co_await bad("process.envs must map names (no '=' or NUL) to strings");
                 co_return;
             }
@@ -397,8 +375,7 @@ asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sa
     if (auto it = o.find("tag"); it != o.end() && it->value().is_string())
         cfg.tag = std::string(it->value().as_string());
     bool open_stdin = true;  // absent means true (process.proto, StartRequest.stdin)
-    if (auto it = o.find("stdin"); it != o.end() && it->value().is_bool())
-        open_stdin = it->value().as_bool();
+    if (auto it = o.find("stdin"); it != o.end() && it->value().is_bool()) open_stdin = it->value().as_bool();
 
     auto const who = basic_auth_user(req.header("authorization"));
     auto const user = who ? lookup_user(*who) : std::nullopt;
@@ -426,7 +403,8 @@ asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sa
     co_await stream_events(st, sb, *p, q, req, sink, true, call_start);
 }
 
-asio::awaitable<void> connect(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request const& req, response_sink& sink)
+asio::awaitable<void> connect(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request const& req,
+                              response_sink& sink)
 {
     auto parsed = stream_request(req);
     if (auto* e = std::get_if<rpc_error>(&parsed)) {
@@ -458,7 +436,8 @@ http_response unary_ok(json::object const& o)
 
 }  // namespace
 
-asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req, response_sink& sink)
+asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
+                                         http_request req, response_sink& sink)
 {
     std::string_view const method = std::string_view(req.path).substr(std::string_view("/process.Process/").size());
     std::string_view const ctype = req.header("content-type");
@@ -492,25 +471,20 @@ asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::
         std::vector<std::shared_ptr<process>> ps;
         {
             std::lock_guard lk(sb->mutex);
-            for (auto const& [pid, p] : sb->processes)
-                ps.push_back(p);
+            for (auto const& [pid, p] : sb->processes) ps.push_back(p);
         }
         for (auto const& p : ps) {
             json::object cfg, info, envs;
             cfg["cmd"] = p->config().cmd;
             json::array args;
-            for (auto const& a : p->config().args)
-                args.emplace_back(a);
+            for (auto const& a : p->config().args) args.emplace_back(a);
             cfg["args"] = std::move(args);
-            for (auto const& [k, val] : p->config().envs)
-                envs[k] = val;
+            for (auto const& [k, val] : p->config().envs) envs[k] = val;
             cfg["envs"] = std::move(envs);
-            if (p->config().cwd)
-                cfg["cwd"] = *p->config().cwd;
+            if (p->config().cwd) cfg["cwd"] = *p->config().cwd;
             info["config"] = std::move(cfg);
             info["pid"] = p->pid();
-            if (p->config().tag)
-                info["tag"] = *p->config().tag;
+            if (p->config().tag) info["tag"] = *p->config().tag;
             procs.push_back(std::move(info));
         }
         json::object out;
@@ -535,7 +509,8 @@ asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::
                     sig = static_cast<int>(*n);
             }
             if (sig == 0) {
-                co_await sink.send(connect_error("invalid_argument", "signal must be SIGNAL_SIGKILL or SIGNAL_SIGTERM"));
+                co_await sink.send(
+                    connect_error("invalid_argument", "signal must be SIGNAL_SIGKILL or SIGNAL_SIGTERM"));
                 co_return;
             }
             p->signal(sig);
@@ -546,15 +521,14 @@ asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::
         if (method == "CloseStdin") {
             auto r = p->close_stdin();
             http_response resp = r ? unary_ok({}) : connect_error(connect_code_for(r.error()), r.error().message());
-        co_await sink.send(std::move(resp));
+            co_await sink.send(std::move(resp));
             co_return;
         }
         auto const* input = get_obj(o, "input");
         std::optional<std::string> bytes;
         if (input) {
             auto it = input->find("stdin");
-            if (it == input->end())
-                it = input->find("pty");
+            if (it == input->end()) it = input->find("pty");
             if (it != input->end() && it->value().is_string())
                 bytes = prism_e2b::detail::base64_decode(it->value().as_string());
             else if (it == input->end())
@@ -582,14 +556,16 @@ asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::
             if (!cols || !rows || *cols == 0 || *rows == 0 || *cols > 1000 || *rows > 1000) {
                 resp = connect_error("invalid_argument", "pty.size needs cols and rows between 1 and 1000");
             } else {
-                auto r = std::get<std::shared_ptr<process>>(sel)->resize(static_cast<unsigned short>(*cols), static_cast<unsigned short>(*rows));
+                auto r = std::get<std::shared_ptr<process>>(sel)->resize(static_cast<unsigned short>(*cols),
+                                                                         static_cast<unsigned short>(*rows));
                 resp = r ? unary_ok({}) : connect_error(connect_code_for(r.error()), r.error().message());
             }
         }
         co_await sink.send(std::move(resp));
         co_return;
     }
-    co_await sink.send(connect_error("unimplemented", "process.Process/" + std::string(method) + " is not implemented"));
+    co_await sink.send(
+        connect_error("unimplemented", "process.Process/" + std::string(method) + " is not implemented"));
 }
 
 }  // namespace prism_e2b::local::detail

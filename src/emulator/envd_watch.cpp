@@ -3,7 +3,6 @@
 // keepalive messages as envd sends them.
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
-
 #include "wire/envelope.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -14,10 +13,9 @@
 #include <boost/json.hpp>
 
 #include <cerrno>
-#include <map>
-
 #include <dirent.h>
 #include <fcntl.h>
+#include <map>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,8 +29,9 @@ using namespace asio::experimental::awaitable_operators;
 namespace {
 
 constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
-constexpr std::uint32_t watch_mask = IN_CREATE | IN_MODIFY | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |
-                                     IN_ONLYDIR | IN_EXCL_UNLINK;  // follows only the /proc/self/fd link of an fd resolved in the root
+constexpr std::uint32_t watch_mask =
+    IN_CREATE | IN_MODIFY | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_ONLYDIR |
+    IN_EXCL_UNLINK;  // follows only the /proc/self/fd link of an fd resolved in the root
 
 std::string envelope_of(json::object const& o, std::uint8_t flags = 0)
 {
@@ -57,18 +56,14 @@ struct watch_set {
     /// Adds a watch on the directory open as `dir_fd` (relative path `rel`), and below it when recursive.
     void add(int dir_fd, std::string const& rel, bool recursive)
     {
-        if (dirs.size() >= limit)
-            return;
+        if (dirs.size() >= limit) return;
         std::string const proc = "/proc/self/fd/" + std::to_string(dir_fd);
         int const wd = ::inotify_add_watch(fd, proc.c_str(), watch_mask);
-        if (wd < 0)
-            return;
+        if (wd < 0) return;
         dirs[wd] = rel;
-        if (!recursive)
-            return;
+        if (!recursive) return;
         int const dup = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dup < 0)
-            return;
+        if (dup < 0) return;
         DIR* d = ::fdopendir(dup);
         if (!d) {
             ::close(dup);
@@ -77,8 +72,7 @@ struct watch_set {
         std::vector<std::string> subs;
         while (auto* e = ::readdir(d)) {
             std::string n = e->d_name;
-            if (n != "." && n != ".." && e->d_type == DT_DIR)
-                subs.push_back(std::move(n));
+            if (n != "." && n != ".." && e->d_type == DT_DIR) subs.push_back(std::move(n));
         }
         for (auto const& n : subs) {
             int sub = ::openat(::dirfd(d), n.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -93,16 +87,11 @@ struct watch_set {
 
 char const* event_type(std::uint32_t mask)
 {
-    if (mask & (IN_CREATE | IN_MOVED_TO))
-        return "EVENT_TYPE_CREATE";
-    if (mask & IN_MODIFY)
-        return "EVENT_TYPE_WRITE";
-    if (mask & IN_DELETE)
-        return "EVENT_TYPE_REMOVE";
-    if (mask & IN_MOVED_FROM)
-        return "EVENT_TYPE_RENAME";
-    if (mask & IN_ATTRIB)
-        return "EVENT_TYPE_CHMOD";
+    if (mask & (IN_CREATE | IN_MOVED_TO)) return "EVENT_TYPE_CREATE";
+    if (mask & IN_MODIFY) return "EVENT_TYPE_WRITE";
+    if (mask & IN_DELETE) return "EVENT_TYPE_REMOVE";
+    if (mask & IN_MOVED_FROM) return "EVENT_TYPE_RENAME";
+    if (mask & IN_ATTRIB) return "EVENT_TYPE_CHMOD";
     return nullptr;
 }
 
@@ -120,8 +109,9 @@ asio::awaitable<void> watch_loop(std::shared_ptr<sandbox> sb, std::string root_p
     for (;;) {
         auto const now = std::chrono::steady_clock::now();
         if (deadline && now >= *deadline) {
-            std::string last = envelope_of(error_end("deadline_exceeded", "the request deadline (Connect-Timeout-Ms) passed"),
-                                           wire::envelope_flag_end_stream);
+            std::string last =
+                envelope_of(error_end("deadline_exceeded", "the request deadline (Connect-Timeout-Ms) passed"),
+                            wire::envelope_flag_end_stream);
             co_await sink.write_chunk(std::move(last));
             co_await sink.finish_stream();
             co_return;
@@ -129,20 +119,18 @@ asio::awaitable<void> watch_loop(std::shared_ptr<sandbox> sb, std::string root_p
         if (next_keepalive && now >= *next_keepalive) {
             std::string ka = wire::encode_envelope(R"({"keepalive":{}})");
             bool const ok = co_await sink.write_chunk(std::move(ka));
-            if (!ok)
-                co_return;
+            if (!ok) co_return;
             next_keepalive = now + *keepalive;
         }
         timer.expires_at(stream_wake_time(now, deadline, next_keepalive));
-        auto which = co_await (in.async_wait(asio::posix::stream_descriptor::wait_read, use_nothrow) || timer.async_wait(use_nothrow));
-        if (which.index() != 0)
-            continue;
+        auto which = co_await (in.async_wait(asio::posix::stream_descriptor::wait_read, use_nothrow) ||
+                               timer.async_wait(use_nothrow));
+        if (which.index() != 0) continue;
         std::string out;
         bool gone = false;
         for (;;) {
             ssize_t const n = ::read(ws.fd, buf.data(), buf.size());
-            if (n <= 0)
-                break;
+            if (n <= 0) break;
             for (std::size_t off = 0; off < static_cast<std::size_t>(n);) {
                 auto const* ev = reinterpret_cast<inotify_event const*>(buf.data() + off);
                 off += sizeof(inotify_event) + ev->len;
@@ -150,18 +138,15 @@ asio::awaitable<void> watch_loop(std::shared_ptr<sandbox> sb, std::string root_p
                 if (ev->mask & IN_IGNORED) {
                     if (dir != ws.dirs.end() && dir->second.empty())
                         gone = true;  // the watched directory itself went away
-                    if (dir != ws.dirs.end())
-                        ws.dirs.erase(dir);
+                    if (dir != ws.dirs.end()) ws.dirs.erase(dir);
                     continue;
                 }
-                if (dir == ws.dirs.end() || ev->len == 0)
-                    continue;
+                if (dir == ws.dirs.end() || ev->len == 0) continue;
                 std::string const name = dir->second.empty() ? std::string(ev->name) : dir->second + "/" + ev->name;
                 if (recursive && (ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
                     unique_fd sub = open_in_root(sb->root_fd, root_path == "/" ? "/" + name : root_path + "/" + name,
                                                  O_PATH | O_DIRECTORY | O_NOFOLLOW);
-                    if (sub)
-                        ws.add(sub.get(), name, true);
+                    if (sub) ws.add(sub.get(), name, true);
                 }
                 if (char const* type = event_type(ev->mask)) {
                     json::object fe, o;
@@ -174,11 +159,11 @@ asio::awaitable<void> watch_loop(std::shared_ptr<sandbox> sb, std::string root_p
         }
         if (!out.empty()) {
             bool const ok = co_await sink.write_chunk(std::move(out));
-            if (!ok)
-                co_return;
+            if (!ok) co_return;
         }
         if (gone) {
-            std::string last = envelope_of(error_end("not_found", "the watched directory was removed"), wire::envelope_flag_end_stream);
+            std::string last = envelope_of(error_end("not_found", "the watched directory was removed"),
+                                           wire::envelope_flag_end_stream);
             co_await sink.write_chunk(std::move(last));
             co_await sink.finish_stream();
             co_return;
@@ -188,7 +173,8 @@ asio::awaitable<void> watch_loop(std::shared_ptr<sandbox> sb, std::string root_p
 
 }  // namespace
 
-asio::awaitable<void> handle_watch_dir(std::shared_ptr<server_state>, std::shared_ptr<sandbox> sb, http_request req, response_sink& sink)
+asio::awaitable<void> handle_watch_dir(std::shared_ptr<server_state>, std::shared_ptr<sandbox> sb, http_request req,
+                                       response_sink& sink)
 {
     std::optional<json::object> error;
     json::object request;
@@ -233,29 +219,25 @@ asio::awaitable<void> handle_watch_dir(std::shared_ptr<server_state>, std::share
             error = error_end("internal", "inotify is not available");
         else
             ws.add(dir.get(), "", recursive);
-        if (!error && ws.dirs.empty())
-            error = error_end("internal", "cannot watch '" + path + "'");
+        if (!error && ws.dirs.empty()) error = error_end("internal", "cannot watch '" + path + "'");
     }
     header_list none;
     bool ok = co_await sink.begin_stream(200, "application/connect+json", std::move(none));
     if (!ok) {
-        if (ws.fd >= 0)
-            ::close(ws.fd);
+        if (ws.fd >= 0) ::close(ws.fd);
         co_return;
     }
     if (error) {
         std::string last = envelope_of(*error, wire::envelope_flag_end_stream);
         co_await sink.write_chunk(std::move(last));
         co_await sink.finish_stream();
-        if (ws.fd >= 0)
-            ::close(ws.fd);
+        if (ws.fd >= 0) ::close(ws.fd);
         co_return;
     }
     asio::posix::stream_descriptor in(co_await asio::this_coro::executor, ws.fd);  // owns the fd from here
     std::string first = wire::encode_envelope(R"({"start":{}})");
     ok = co_await sink.write_chunk(std::move(first));
-    if (!ok)
-        co_return;
+    if (!ok) co_return;
     co_await (watch_loop(sb, path, recursive, ws, in, req, sink) || sink.wait_peer_closed());
 }
 

@@ -68,8 +68,7 @@ void fault_injector::reset()
 bool fault_injector::take_pause_failure()
 {
     std::lock_guard lk(impl_->mutex);
-    if (impl_->pause_failures == 0)
-        return false;
+    if (impl_->pause_failures == 0) return false;
     --impl_->pause_failures;
     return true;
 }
@@ -77,8 +76,7 @@ bool fault_injector::take_pause_failure()
 std::optional<std::chrono::seconds> fault_injector::take_create_throttle()
 {
     std::lock_guard lk(impl_->mutex);
-    if (impl_->create_throttles == 0)
-        return std::nullopt;
+    if (impl_->create_throttles == 0) return std::nullopt;
     --impl_->create_throttles;
     return impl_->retry_after;
 }
@@ -88,16 +86,14 @@ std::chrono::milliseconds fault_injector::latency_for(std::string_view path) con
     std::lock_guard lk(impl_->mutex);
     std::chrono::milliseconds total{0};
     for (auto const& [prefix, d] : impl_->latency)
-        if (path.substr(0, prefix.size()) == prefix)
-            total = std::max(total, d);
+        if (path.substr(0, prefix.size()) == prefix) total = std::max(total, d);
     return total;
 }
 
 std::optional<std::size_t> fault_injector::take_stream_cut()
 {
     std::lock_guard lk(impl_->mutex);
-    if (impl_->stream_cuts == 0)
-        return std::nullopt;
+    if (impl_->stream_cuts == 0) return std::nullopt;
     --impl_->stream_cuts;
     return impl_->cut_after;
 }
@@ -106,8 +102,7 @@ std::optional<std::chrono::milliseconds> fault_injector::take_kill_during_exec(s
 {
     std::lock_guard lk(impl_->mutex);
     auto it = impl_->kills.find(sandbox_id);
-    if (it == impl_->kills.end())
-        return std::nullopt;
+    if (it == impl_->kills.end()) return std::nullopt;
     auto d = it->second;
     impl_->kills.erase(it);
     return d;

@@ -2,9 +2,9 @@
 // per-route body limits, chunked streaming responses and Server-Timing.
 #include "emulator/http_listener.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -18,7 +18,6 @@
 #include <cctype>
 #include <mutex>
 #include <set>
-
 #include <sys/socket.h>
 
 namespace prism_e2b::local::detail {
@@ -56,7 +55,8 @@ namespace {
 
 std::string server_timing(std::chrono::steady_clock::time_point since)
 {
-    auto const us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - since).count();
+    auto const us =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - since).count();
     char buf[64];
     std::snprintf(buf, sizeof buf, "app;dur=%.3f", static_cast<double>(us) / 1000.0);
     return buf;
@@ -71,15 +71,13 @@ public:
 
     asio::awaitable<bool> send(http_response r) override
     {
-        if (responded_ || broken_)
-            co_return false;
+        if (responded_ || broken_) co_return false;
         responded_ = true;
         http::response<http::string_body> res{static_cast<http::status>(r.status), version_};
         res.set(http::field::server, "prism-e2b-local");
         if (!r.content_type.empty() && !(r.body.empty() && r.status == 204))
             res.set(http::field::content_type, r.content_type);
-        for (auto& [n, v] : r.headers)
-            res.insert(n, v);
+        for (auto& [n, v] : r.headers) res.insert(n, v);
         res.set("Server-Timing", server_timing(received_));
         res.keep_alive(keep_alive_);
         res.body() = std::move(r.body);
@@ -95,15 +93,13 @@ public:
 
     asio::awaitable<bool> begin_stream(int status, std::string content_type, header_list headers) override
     {
-        if (responded_ || broken_)
-            co_return false;
+        if (responded_ || broken_) co_return false;
         responded_ = true;
         streaming_ = true;
         http::response<http::empty_body> res{static_cast<http::status>(status), version_};
         res.set(http::field::server, "prism-e2b-local");
         res.set(http::field::content_type, content_type);
-        for (auto& [n, v] : headers)
-            res.insert(n, v);
+        for (auto& [n, v] : headers) res.insert(n, v);
         res.set("Server-Timing", server_timing(received_));
         res.keep_alive(keep_alive_);
         res.chunked(true);
@@ -119,10 +115,8 @@ public:
 
     asio::awaitable<bool> write_chunk(std::string data) override
     {
-        if (!streaming_ || broken_)
-            co_return false;
-        if (data.empty())
-            co_return true;
+        if (!streaming_ || broken_) co_return false;
+        if (data.empty()) co_return true;
         stream_.expires_after(std::chrono::seconds(60));
         auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk(asio::buffer(data)), use_nothrow);
         if (ec) {
@@ -134,8 +128,7 @@ public:
 
     asio::awaitable<bool> finish_stream() override
     {
-        if (!streaming_ || broken_)
-            co_return false;
+        if (!streaming_ || broken_) co_return false;
         streaming_ = false;
         stream_.expires_after(std::chrono::seconds(60));
         auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk_last(), use_nothrow);
@@ -161,8 +154,7 @@ public:
         // A waiting HTTP/1.1 client sends nothing, so readable means closed (or pipelined data, which we leave alone).
         for (;;) {
             auto [ec] = co_await stream_.socket().async_wait(tcp::socket::wait_read, use_nothrow);
-            if (ec == asio::error::operation_aborted)
-                co_return;  // cancelled: the stream ended first
+            if (ec == asio::error::operation_aborted) co_return;  // cancelled: the stream ended first
             char c;
             ssize_t const n = ::recv(stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
             if (ec || n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
@@ -170,7 +162,8 @@ public:
                 co_return;
             }
             if (n > 0) {
-                asio::steady_timer forever(co_await asio::this_coro::executor, std::chrono::steady_clock::time_point::max());
+                asio::steady_timer forever(co_await asio::this_coro::executor,
+                                           std::chrono::steady_clock::time_point::max());
                 co_await forever.async_wait(use_nothrow);  // pipelined request: nothing to watch
                 co_return;
             }
@@ -201,7 +194,11 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
     bool stopped_ = false;
 
     impl(asio::any_io_executor ex, request_handler h, body_limit_fn l, log_sink logger)
-        : ex_(ex), handler_(std::move(h)), limits_(std::move(l)), logger_(std::move(logger)), acceptor_(asio::make_strand(ex))
+        : ex_(ex),
+          handler_(std::move(h)),
+          limits_(std::move(l)),
+          logger_(std::move(logger)),
+          acceptor_(asio::make_strand(ex))
     {
     }
 
@@ -211,8 +208,7 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
         for (;;) {
             auto [ec, sock] = co_await acceptor_.async_accept(asio::make_strand(ex_), use_nothrow);
             if (ec) {
-                if (ec == asio::error::operation_aborted || !acceptor_.is_open())
-                    co_return;
+                if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
                 continue;  // e.g. EMFILE: keep serving
             }
             beast::error_code ignored;
@@ -255,8 +251,7 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
         while (total < (256u << 20) && std::chrono::steady_clock::now() < until) {
             stream.expires_at(until);
             auto [rec, n] = co_await stream.async_read_some(asio::buffer(sink), use_nothrow);
-            if (rec)
-                break;
+            if (rec) break;
             total += n;
         }
     }
@@ -269,12 +264,13 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
             for (;;) {
                 http::request_parser<http::string_body> parser;
                 parser.header_limit(64 * 1024);
-                parser.body_limit(boost::none);  // the route's limit is applied once the head is known
+                parser.body_limit(boost::none);                  // the route's limit is applied once the head is known
                 stream->expires_after(std::chrono::minutes(5));  // keep-alive idle limit
                 auto [ec, n] = co_await http::async_read_header(*stream, buffer, parser, use_nothrow);
                 if (ec) {
-                    if (ec == http::error::header_limit || ec == http::error::bad_target || ec == http::error::bad_method ||
-                        ec == http::error::bad_version || ec == http::error::bad_field || ec == http::error::bad_value)
+                    if (ec == http::error::header_limit || ec == http::error::bad_target ||
+                        ec == http::error::bad_method || ec == http::error::bad_version ||
+                        ec == http::error::bad_field || ec == http::error::bad_value)
                         co_await answer_plain(*stream, http::status::bad_request, "malformed request");
                     break;
                 }
@@ -282,7 +278,9 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                 std::string_view target(head.target().data(), head.target().size());
                 auto const qpos = target.find('?');
                 std::string path = url_decode(target.substr(0, qpos), false);  // '+' is literal in a path
-                std::size_t const limit = limits_ ? limits_(std::string_view(head.method_string().data(), head.method_string().size()), path) : (1u << 20);
+                std::size_t const limit =
+                    limits_ ? limits_(std::string_view(head.method_string().data(), head.method_string().size()), path)
+                            : (1u << 20);
                 // Content-Length beyond the limit: answer before reading the body.
                 if (auto const len = parser.content_length(); len && *len > limit) {
                     co_await answer_plain(*stream, http::status::payload_too_large, "request body too large");
@@ -299,9 +297,9 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                     if (ec2 == http::error::body_limit) {
                         co_await answer_plain(*stream, http::status::payload_too_large, "request body too large");
                         co_await linger(*stream);
-                    }
-                    else if (ec2 != http::error::end_of_stream && ec2 != asio::error::eof && ec2 != asio::error::operation_aborted &&
-                             ec2 != beast::error::timeout && ec2 != asio::error::connection_reset)
+                    } else if (ec2 != http::error::end_of_stream && ec2 != asio::error::eof &&
+                               ec2 != asio::error::operation_aborted && ec2 != beast::error::timeout &&
+                               ec2 != asio::error::connection_reset)
                         co_await answer_plain(*stream, http::status::bad_request, "malformed request");
                     break;
                 }
@@ -311,11 +309,11 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                 req.method = std::string(msg.method_string());
                 req.target = std::string(target);
                 req.path = std::move(path);
-                if (qpos != std::string_view::npos)
-                    req.query = std::string(target.substr(qpos + 1));
+                if (qpos != std::string_view::npos) req.query = std::string(target.substr(qpos + 1));
                 for (auto const& f : msg) {
                     std::string name(f.name_string());
-                    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+                    std::transform(name.begin(), name.end(), name.begin(),
+                                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
                     req.headers.emplace_back(std::move(name), std::string(f.value()));
                 }
                 req.body = std::move(msg.body());
@@ -325,7 +323,8 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                 try {
                     co_await handler_(std::move(req), sink);
                 } catch (std::exception const& e) {
-                    log_redacted(logger_, log_level::error, std::string("prism-e2b-local: handler failed: ") + e.what());
+                    log_redacted(logger_, log_level::error,
+                                 std::string("prism-e2b-local: handler failed: ") + e.what());
                     if (sink.responded()) {
                         sink.abort();
                         break;
@@ -337,8 +336,7 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                     r.body = R"({"code":500,"message":"internal error"})";
                     co_await sink.send(std::move(r));
                 }
-                if (sink.broken() || !keep_alive)
-                    break;
+                if (sink.broken() || !keep_alive) break;
             }
         } catch (std::exception const& e) {
             log_redacted(logger_, log_level::warning, std::string("prism-e2b-local: session error: ") + e.what());
@@ -362,19 +360,14 @@ result<std::uint16_t> http_listener::start(std::string const& address, std::uint
 {
     beast::error_code ec;
     auto addr = asio::ip::make_address(address, ec);
-    if (ec)
-        return error(errc::invalid_argument, "listen address is not an IP address", {"listen"});
+    if (ec) return error(errc::invalid_argument, "listen address is not an IP address", {"listen"});
     tcp::endpoint ep(addr, port);
     auto& a = impl_->acceptor_;
     a.open(ep.protocol(), ec);
-    if (!ec)
-        a.set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec)
-        a.bind(ep, ec);
-    if (!ec)
-        a.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec)
-        return error(ec, "cannot listen on " + address + ":" + std::to_string(port), {"listen"});
+    if (!ec) a.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) a.bind(ep, ec);
+    if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return error(ec, "cannot listen on " + address + ":" + std::to_string(port), {"listen"});
     auto const bound = a.local_endpoint(ec).port();
     asio::co_spawn(a.get_executor(), impl_->accept_loop(), asio::detached);
     return bound;
@@ -386,8 +379,7 @@ void http_listener::stop()
     std::set<std::shared_ptr<beast::tcp_stream>> sessions;
     {
         std::lock_guard lk(i->mutex_);
-        if (i->stopped_)
-            return;
+        if (i->stopped_) return;
         i->stopped_ = true;
         sessions = i->sessions_;
     }

@@ -2,10 +2,10 @@
 #ifndef PRISM_E2B_EMULATOR_HTTP_LISTENER_HPP
 #define PRISM_E2B_EMULATOR_HTTP_LISTENER_HPP
 
-#include "emulator/http_message.hpp"
-
 #include <prism_e2b/error.hpp>
 #include <prism_e2b/log.hpp>
+
+#include "emulator/http_message.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 

@@ -29,15 +29,13 @@ struct http_request {
     std::string_view header(std::string_view lower_name) const noexcept
     {
         for (auto const& [n, v] : headers)
-            if (n == lower_name)
-                return v;
+            if (n == lower_name) return v;
         return {};
     }
     bool has_header(std::string_view lower_name) const noexcept
     {
         for (auto const& [n, v] : headers)
-            if (n == lower_name)
-                return true;
+            if (n == lower_name) return true;
         return false;
     }
 };

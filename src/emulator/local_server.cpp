@@ -2,11 +2,10 @@
 // cgroup freezer), request routing between the control plane, envd and the
 // admin routes, the expiry reaper.
 #include <prism_e2b/local_server.hpp>
+#include <prism_e2b/redactor.hpp>
 
 #include "emulator/http_listener.hpp"
 #include "emulator/server_state.hpp"
-
-#include <prism_e2b/redactor.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -16,14 +15,13 @@
 
 #include <csignal>
 #include <cstdlib>
-#include <thread>
 #include <fstream>
-
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace prism_e2b::local {
@@ -42,13 +40,11 @@ bool probe_mount_namespace(fs::path const& probe_dir)
 {
     std::error_code ec;
     for (char const* d : {"/workspace", "/home/user"})
-        if (!fs::exists(d, ec) && (::mkdir(d, 0755) != 0 && errno != EEXIST))
-            return false;
+        if (!fs::exists(d, ec) && (::mkdir(d, 0755) != 0 && errno != EEXIST)) return false;
     fs::create_directories(probe_dir, ec);
     std::string const src = probe_dir.string();
     pid_t pid = ::fork();
-    if (pid < 0)
-        return false;
+    if (pid < 0) return false;
     if (pid == 0) {
         // Raw exit_group: nothing in the child may run the host's (or a sanitizer's) exit hooks.
         int code = 0;
@@ -74,18 +70,14 @@ void remove_freezer_tree(fs::path const& dir)
     for (int attempt = 0; attempt < 50; ++attempt) {
         bool busy = false;
         for (auto const& sub : fs::directory_iterator(dir, ec)) {
-            if (!sub.is_directory(ec))
-                continue;
+            if (!sub.is_directory(ec)) continue;
             std::ifstream procs(sub.path() / "cgroup.procs");
             pid_t p;
-            while (procs >> p)
-                ::kill(p, SIGKILL);
+            while (procs >> p) ::kill(p, SIGKILL);
             std::ofstream(sub.path() / "freezer.state") << "THAWED";  // SIGKILL lands once thawed
-            if (::rmdir(sub.path().c_str()) != 0)
-                busy = true;
+            if (::rmdir(sub.path().c_str()) != 0) busy = true;
         }
-        if (!busy && ::rmdir(dir.c_str()) == 0)
-            return;
+        if (!busy && ::rmdir(dir.c_str()) == 0) return;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
 }
@@ -96,20 +88,16 @@ std::string probe_freezer()
 {
     std::string const base = "/sys/fs/cgroup/freezer";
     struct stat st {};
-    if (::stat((base + "/cgroup.procs").c_str(), &st) != 0)
-        return {};
+    if (::stat((base + "/cgroup.procs").c_str(), &st) != 0) return {};
     std::error_code ec;
     for (auto const& e : fs::directory_iterator(base, ec)) {
         auto const name = e.path().filename().string();
-        if (name.rfind("prism-e2b-", 0) != 0)
-            continue;
+        if (name.rfind("prism-e2b-", 0) != 0) continue;
         pid_t const owner = static_cast<pid_t>(std::atol(name.c_str() + 10));
-        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH)
-            remove_freezer_tree(e.path());
+        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) remove_freezer_tree(e.path());
     }
     std::string const dir = base + "/prism-e2b-" + std::to_string(::getpid()) + "-" + random_id(6);
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-        return {};
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return {};
     if (::stat((dir + "/freezer.state").c_str(), &st) != 0) {
         ::rmdir(dir.c_str());
         return {};
@@ -130,8 +118,7 @@ void write_account_files(server_state& st)
         os << first << "\n";
         std::string line;
         while (std::getline(in, line))
-            if (line.rfind("user:", 0) != 0)
-                os << line << "\n";
+            if (line.rfind("user:", 0) != 0) os << line << "\n";
         return static_cast<bool>(os);
     };
     if (copy_with("/etc/passwd", "user:x:1000:1000:user:/home/user:/bin/bash", dir / "passwd") &&
@@ -146,11 +133,9 @@ void write_account_files(server_state& st)
 /// "49983-<id>.<domain>" -> id.
 std::string sandbox_id_from_host(std::string_view host)
 {
-    if (host.substr(0, 6) != "49983-")
-        return {};
+    if (host.substr(0, 6) != "49983-") return {};
     auto const dot = host.find('.');
-    if (dot == std::string_view::npos || dot <= 6)
-        return {};
+    if (dot == std::string_view::npos || dot <= 6) return {};
     return std::string(host.substr(6, dot - 6));
 }
 
@@ -189,8 +174,7 @@ asio::awaitable<void> dispatch(std::shared_ptr<server_state> st, http_request re
         co_await t.async_wait(use_nothrow);
     }
     std::string id(req.header("e2b-sandbox-id"));
-    if (id.empty())
-        id = sandbox_id_from_host(req.header("host"));
+    if (id.empty()) id = sandbox_id_from_host(req.header("host"));
     if (id.empty()) {
         if (req.path.rfind("/admin/", 0) == 0)
             co_await handle_admin(st, std::move(req), sink);
@@ -254,14 +238,11 @@ asio::awaitable<void> dispatch(std::shared_ptr<server_state> st, http_request re
 result<void> server::start()
 {
     auto& i = *impl_;
-    if (i.started)
-        return error(errc::invalid_argument, "server already started", {"start"});
+    if (i.started) return error(errc::invalid_argument, "server already started", {"start"});
     auto& st = *i.st;
-    if (st.opts.api_key.empty())
-        return error(errc::invalid_argument, "server_options::api_key is required", {"start"});
+    if (st.opts.api_key.empty()) return error(errc::invalid_argument, "server_options::api_key is required", {"start"});
     secret_redactor::global().add(st.opts.api_key);
-    if (!st.opts.admin_token.empty())
-        secret_redactor::global().add(st.opts.admin_token);
+    if (!st.opts.admin_token.empty()) secret_redactor::global().add(st.opts.admin_token);
 
     std::error_code ec;
     if (st.opts.state_dir.empty()) {
@@ -273,14 +254,12 @@ result<void> server::start()
     } else {
         st.state_dir = fs::absolute(st.opts.state_dir, ec);
         fs::create_directories(st.state_dir, ec);
-        if (ec)
-            return error(errc::invalid_argument, "cannot create the state directory: " + ec.message(), {"start"});
+        if (ec) return error(errc::invalid_argument, "cannot create the state directory: " + ec.message(), {"start"});
     }
     fs::create_directories(st.state_dir / "sandboxes", ec);
 
     st.isolation_available = st.opts.isolate && ::geteuid() == 0 && probe_mount_namespace(st.state_dir / "probe");
-    if (st.isolation_available)
-        write_account_files(st);
+    if (st.isolation_available) write_account_files(st);
     st.freezer_root = ::geteuid() == 0 && st.opts.cgroup_freezer ? probe_freezer() : std::string();
     st.freezer_available = !st.freezer_root.empty();
 
@@ -288,14 +267,12 @@ result<void> server::start()
     i.listener = std::make_unique<http_listener>(
         st.ex, [stp](http_request req, response_sink& sink) { return dispatch(stp, std::move(req), sink); },
         [stp](std::string_view method, std::string_view path) -> std::size_t {
-            if (method == "POST" && path == "/files")
-                return stp->opts.max_file_bytes;
+            if (method == "POST" && path == "/files") return stp->opts.max_file_bytes;
             return 1u << 20;
         },
         st.opts.logger);
     auto port = i.listener->start(st.opts.listen_address, st.opts.port);
-    if (!port)
-        return port.error();
+    if (!port) return port.error();
     i.port = *port;
     i.started = true;
 
@@ -306,8 +283,7 @@ result<void> server::start()
             while (!stp->stopping) {
                 timer->expires_after(std::chrono::milliseconds(100));
                 auto [ec] = co_await timer->async_wait(use_nothrow);
-                if (ec || stp->stopping)
-                    break;
+                if (ec || stp->stopping) break;
                 stp->reap_expired();
             }
         },
@@ -320,20 +296,16 @@ result<void> server::start()
 void server::stop()
 {
     auto& i = *impl_;
-    if (!i.started || i.stopped)
-        return;
+    if (!i.started || i.stopped) return;
     i.stopped = true;
     auto& st = *i.st;
     st.stopping = true;
-    if (i.reaper)
-        asio::post(st.ex, [t = i.reaper] { t->cancel(); });
+    if (i.reaper) asio::post(st.ex, [t = i.reaper] { t->cancel(); });
     i.listener->stop();
     st.stop_all();
-    if (!st.freezer_root.empty())
-        remove_freezer_tree(st.freezer_root);
+    if (!st.freezer_root.empty()) remove_freezer_tree(st.freezer_root);
     std::error_code ec;
-    if (st.owns_state_dir)
-        fs::remove_all(st.state_dir, ec);
+    if (st.owns_state_dir) fs::remove_all(st.state_dir, ec);
 }
 
 std::uint16_t server::port() const noexcept { return impl_->port; }
@@ -342,8 +314,7 @@ std::string server::api_url() const
 {
     auto const& addr = impl_->st->opts.listen_address;
     std::string host = (addr == "0.0.0.0" || addr.empty()) ? "127.0.0.1" : addr;
-    if (host.find(':') != std::string::npos)
-        host = "[" + host + "]";
+    if (host.find(':') != std::string::npos) host = "[" + host + "]";
     return "http://" + host + ":" + std::to_string(impl_->port);
 }
 
@@ -354,15 +325,11 @@ fault_injector& server::faults() noexcept { return impl_->st->faults; }
 std::uint32_t server::peak_concurrent_execs(std::string const& sandbox_id) const
 {
     auto sb = impl_->st->find(sandbox_id);
-    if (!sb)
-        return 0;
+    if (!sb) return 0;
     std::lock_guard lk(sb->mutex);
     return sb->peak;
 }
 
-std::string server::isolation() const
-{
-    return impl_->st->isolation_available ? "mount-namespace" : "none";
-}
+std::string server::isolation() const { return impl_->st->isolation_available ? "mount-namespace" : "none"; }
 
 }  // namespace prism_e2b::local

@@ -13,11 +13,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
-#include <openssl/rand.h>
-
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <openssl/rand.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,8 +37,7 @@ void usage(std::ostream& os)
 std::string generated_key()
 {
     unsigned char buf[20];
-    if (RAND_bytes(buf, sizeof buf) != 1)
-        std::abort();
+    if (RAND_bytes(buf, sizeof buf) != 1) std::abort();
     static constexpr char hexd[] = "0123456789abcdef";
     std::string out = "e2b_";
     for (auto b : buf) {
@@ -73,8 +71,7 @@ int main(int argc, char** argv)
                 return 2;
             }
             std::string host = v.substr(0, colon);
-            if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-                host = host.substr(1, host.size() - 2);
+            if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
             opts.listen_address = host.empty() ? "127.0.0.1" : host;
             char* end = nullptr;
             long const port = std::strtol(v.c_str() + colon + 1, &end, 10);
@@ -104,19 +101,16 @@ int main(int argc, char** argv)
     }
     bool generated = false;
     if (opts.api_key.empty()) {
-        if (char const* k = std::getenv("E2B_API_KEY"); k && *k)
-            opts.api_key = k;
+        if (char const* k = std::getenv("E2B_API_KEY"); k && *k) opts.api_key = k;
     }
     if (opts.api_key.empty()) {
         opts.api_key = generated_key();
         generated = true;
     }
     if (opts.admin_token.empty())
-        if (char const* t = std::getenv("PRISM_E2B_ADMIN_TOKEN"); t && *t)
-            opts.admin_token = t;
+        if (char const* t = std::getenv("PRISM_E2B_ADMIN_TOKEN"); t && *t) opts.admin_token = t;
     opts.logger = [](prism_e2b::log_level lvl, std::string_view line) {
-        if (lvl >= prism_e2b::log_level::info)
-            std::cerr << line << std::endl;
+        if (lvl >= prism_e2b::log_level::info) std::cerr << line << std::endl;
     };
     std::signal(SIGPIPE, SIG_IGN);
 
@@ -129,23 +123,21 @@ int main(int argc, char** argv)
     std::cout << "E2B_API_URL=" << srv.api_url() << "\n"
               << "E2B_SANDBOX_URL=" << srv.sandbox_url() << "\n";
     if (generated)
-        std::cout << "E2B_API_KEY=" << opts.api_key << "   # generated for this run; pass --api-key or set E2B_API_KEY to choose one\n";
+        std::cout << "E2B_API_KEY=" << opts.api_key
+                  << "   # generated for this run; pass --api-key or set E2B_API_KEY to choose one\n";
     std::cout << "# isolation: " << srv.isolation() << std::endl;
 
     boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
     signals.async_wait([&](boost::system::error_code ec, int) {
-        if (ec)
-            return;
+        if (ec) return;
         std::cerr << "prism-e2b-local: stopping" << std::endl;
         srv.stop();
         ioc.stop();
     });
     std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-        pool.emplace_back([&] { ioc.run(); });
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back([&] { ioc.run(); });
     ioc.run();
-    for (auto& t : pool)
-        t.join();
+    for (auto& t : pool) t.join();
     srv.stop();
     return 0;
 }

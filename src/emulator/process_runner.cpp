@@ -12,18 +12,17 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-
 #include <fcntl.h>
-#include <stdlib.h>
-#include <termios.h>
-#include <pthread.h>
 #include <grp.h>
 #include <linux/close_range.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 namespace prism_e2b::local::detail {
@@ -40,17 +39,13 @@ constexpr std::size_t max_buffered_bytes = 32u << 20;
 
 event_queue::event_queue(asio::any_io_executor ex) : wake_(ex, 1) {}
 
-void event_queue::notify()
-{
-    wake_.try_send(boost::system::error_code{});
-}
+void event_queue::notify() { wake_.try_send(boost::system::error_code{}); }
 
 void event_queue::push(process_event ev)
 {
     {
         std::lock_guard lk(mutex_);
-        if (closed_)
-            return;
+        if (closed_) return;
         buffered_bytes_ += ev.data.size();
         if (buffered_bytes_ > max_buffered_bytes) {
             closed_ = true;
@@ -67,12 +62,10 @@ void event_queue::close(bool aborted)
 {
     {
         std::lock_guard lk(mutex_);
-        if (closed_)
-            return;
+        if (closed_) return;
         closed_ = true;
         aborted_ = aborted;
-        if (aborted)
-            events_.clear();
+        if (aborted) events_.clear();
     }
     notify();
 }
@@ -81,8 +74,7 @@ asio::awaitable<void> event_queue::wait()
 {
     {
         std::lock_guard lk(mutex_);
-        if (!events_.empty() || closed_)
-            co_return;
+        if (!events_.empty() || closed_) co_return;
     }
     co_await wake_.async_receive(use_nothrow);
 }
@@ -90,8 +82,7 @@ asio::awaitable<void> event_queue::wait()
 bool event_queue::pop(process_event& out)
 {
     std::lock_guard lk(mutex_);
-    if (events_.empty())
-        return false;
+    if (events_.empty()) return false;
     out = std::move(events_.front());
     events_.pop_front();
     buffered_bytes_ -= std::min(buffered_bytes_, out.data.size());
@@ -114,31 +105,59 @@ bool event_queue::aborted() const
 
 std::string wait_status_text(int st)
 {
-    if (WIFEXITED(st))
-        return "exit status " + std::to_string(WEXITSTATUS(st));
+    if (WIFEXITED(st)) return "exit status " + std::to_string(WEXITSTATUS(st));
     if (WIFSIGNALED(st)) {
         int const sig = WTERMSIG(st);
         std::string name;
         switch (sig) {
-        case SIGKILL: name = "killed"; break;
-        case SIGTERM: name = "terminated"; break;
-        case SIGINT: name = "interrupt"; break;
-        case SIGHUP: name = "hangup"; break;
-        case SIGQUIT: name = "quit"; break;
-        case SIGABRT: name = "aborted"; break;
-        case SIGSEGV: name = "segmentation fault"; break;
-        case SIGPIPE: name = "broken pipe"; break;
-        case SIGBUS: name = "bus error"; break;
-        case SIGFPE: name = "floating point exception"; break;
-        case SIGILL: name = "illegal instruction"; break;
-        case SIGUSR1: name = "user defined signal 1"; break;
-        case SIGUSR2: name = "user defined signal 2"; break;
-        case SIGALRM: name = "alarm clock"; break;
-        default: name = "signal " + std::to_string(sig); break;
+            case SIGKILL:
+                name = "killed";
+                break;
+            case SIGTERM:
+                name = "terminated";
+                break;
+            case SIGINT:
+                name = "interrupt";
+                break;
+            case SIGHUP:
+                name = "hangup";
+                break;
+            case SIGQUIT:
+                name = "quit";
+                break;
+            case SIGABRT:
+                name = "aborted";
+                break;
+            case SIGSEGV:
+                name = "segmentation fault";
+                break;
+            case SIGPIPE:
+                name = "broken pipe";
+                break;
+            case SIGBUS:
+                name = "bus error";
+                break;
+            case SIGFPE:
+                name = "floating point exception";
+                break;
+            case SIGILL:
+                name = "illegal instruction";
+                break;
+            case SIGUSR1:
+                name = "user defined signal 1";
+                break;
+            case SIGUSR2:
+                name = "user defined signal 2";
+                break;
+            case SIGALRM:
+                name = "alarm clock";
+                break;
+            default:
+                name = "signal " + std::to_string(sig);
+                break;
         }
         std::string s = "signal: " + name;
-        if (WCOREDUMP(st))
-            s += " (core dumped)";
+        if (WCOREDUMP(st)) s += " (core dumped)";
         return s;
     }
     return "exit status -1";
@@ -146,7 +165,16 @@ std::string wait_status_text(int st)
 
 namespace {
 
-enum child_stage : int { stage_unshare = 1, stage_mount_private, stage_bind, stage_cgroup, stage_chdir, stage_exec, stage_dup, stage_identity };
+enum child_stage : int {
+    stage_unshare = 1,
+    stage_mount_private,
+    stage_bind,
+    stage_cgroup,
+    stage_chdir,
+    stage_exec,
+    stage_dup,
+    stage_identity
+};
 
 struct child_failure {
     int stage;
@@ -191,8 +219,8 @@ void set_nonblocking(int fd)
 }
 
 // Only async-signal-safe calls below: the parent may have many threads.
-[[noreturn]] void run_child(spawn_spec const& spec, char const* const* argv, char const* const* envp, int in_r, int out_w, int err_w,
-                            int report_w)
+[[noreturn]] void run_child(spawn_spec const& spec, char const* const* argv, char const* const* envp, int in_r,
+                            int out_w, int err_w, int report_w)
 {
     if (spec.pty)
         ::setsid();  // session and group leader, ready to take the terminal
@@ -203,13 +231,10 @@ void set_nonblocking(int fd)
     ::sigprocmask(SIG_SETMASK, &all, nullptr);
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
-    for (int s = 1; s < NSIG; ++s)
-        ::sigaction(s, &dfl, nullptr);
+    for (int s = 1; s < NSIG; ++s) ::sigaction(s, &dfl, nullptr);
 
-    if (::dup2(in_r, 0) < 0 || ::dup2(out_w, 1) < 0 || ::dup2(err_w, 2) < 0)
-        child_fail(report_w, stage_dup);
-    if (spec.pty && ::ioctl(0, TIOCSCTTY, 0) != 0)
-        child_fail(report_w, stage_dup);
+    if (::dup2(in_r, 0) < 0 || ::dup2(out_w, 1) < 0 || ::dup2(err_w, 2) < 0) child_fail(report_w, stage_dup);
+    if (spec.pty && ::ioctl(0, TIOCSCTTY, 0) != 0) child_fail(report_w, stage_dup);
     // Every other inherited descriptor (sockets, other children's pipes) must not leak into the child.
     ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
 
@@ -225,17 +250,14 @@ void set_nonblocking(int fd)
                 tmp[t++] = static_cast<char>('0' + p % 10);
                 p /= 10;
             }
-            while (t > 0)
-                buf[n++] = tmp[--t];
-            if (::write(fd, buf, static_cast<std::size_t>(n)) < 0)
-                child_fail(report_w, stage_cgroup);
+            while (t > 0) buf[n++] = tmp[--t];
+            if (::write(fd, buf, static_cast<std::size_t>(n)) < 0) child_fail(report_w, stage_cgroup);
             ::close(fd);
         }
     }
 
     if (!spec.binds.empty()) {
-        if (::unshare(CLONE_NEWNS) != 0)
-            child_fail(report_w, stage_unshare);
+        if (::unshare(CLONE_NEWNS) != 0) child_fail(report_w, stage_unshare);
         if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
             child_fail(report_w, stage_mount_private);
         for (auto const& [src, dst] : spec.binds)
@@ -248,8 +270,7 @@ void set_nonblocking(int fd)
             ::syscall(SYS_setresuid, spec.uid, spec.uid, spec.uid) != 0)
             child_fail(report_w, stage_identity);
     }
-    if (::chdir(spec.chdir_to.c_str()) != 0)
-        child_fail(report_w, stage_chdir);
+    if (::chdir(spec.chdir_to.c_str()) != 0) child_fail(report_w, stage_chdir);
     ::execve(argv[0], const_cast<char* const*>(argv), const_cast<char* const*>(envp));
     child_fail(report_w, stage_exec);
 }
@@ -259,8 +280,15 @@ void set_nonblocking(int fd)
 // ---------------------------------------------------------------- process
 
 process::process(asio::any_io_executor ex, pid_t pid, process_config config, exit_callback on_exit)
-    : strand_(asio::make_strand(ex)), pid_(pid), config_(std::move(config)), on_exit_(std::move(on_exit)),
-      out_(strand_), err_(strand_), in_(strand_), pidfd_(strand_), grace_(strand_)
+    : strand_(asio::make_strand(ex)),
+      pid_(pid),
+      config_(std::move(config)),
+      on_exit_(std::move(on_exit)),
+      out_(strand_),
+      err_(strand_),
+      in_(strand_),
+      pidfd_(strand_),
+      grace_(strand_)
 {
 }
 
@@ -285,17 +313,14 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
     if (program.find('/') == std::string::npos) {
         std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
         for (auto const& e : spec.env)
-            if (e.rfind("PATH=", 0) == 0)
-                path = e.substr(5);
+            if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
         std::size_t start = 0;
         std::string found;
         while (start <= path.size()) {
             auto end = path.find(':', start);
-            if (end == std::string::npos)
-                end = path.size();
+            if (end == std::string::npos) end = path.size();
             std::string dir = path.substr(start, end - start);
-            if (dir.empty())
-                dir = ".";
+            if (dir.empty()) dir = ".";
             std::string cand = dir + "/" + program;
             if (::access(cand.c_str(), X_OK) == 0) {
                 found = cand;
@@ -311,18 +336,15 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
     argv_s.push_back(program);
     argv_s.insert(argv_s.end(), spec.args.begin(), spec.args.end());
     std::vector<char const*> argv, envp;
-    for (auto const& a : argv_s)
-        argv.push_back(a.c_str());
+    for (auto const& a : argv_s) argv.push_back(a.c_str());
     argv.push_back(nullptr);
-    for (auto const& e : spec.env)
-        envp.push_back(e.c_str());
+    for (auto const& e : spec.env) envp.push_back(e.c_str());
     envp.push_back(nullptr);
 
     int in_p[2] = {-1, -1}, out_p[2], err_p[2], rep[2];
     auto close_all = [&] {
         for (int fd : {in_p[0], in_p[1], out_p[0], out_p[1], err_p[0], err_p[1], rep[0], rep[1]})
-            if (fd >= 0)
-                ::close(fd);
+            if (fd >= 0) ::close(fd);
     };
     out_p[0] = out_p[1] = err_p[0] = err_p[1] = rep[0] = rep[1] = -1;
     bool ok = ::pipe2(rep, O_CLOEXEC) == 0;
@@ -330,7 +352,8 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
         // The terminal: the child gets the slave on 0, 1 and 2; we read and write the master.
         int const master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
         char name[128];
-        ok = master >= 0 && ::grantpt(master) == 0 && ::unlockpt(master) == 0 && ::ptsname_r(master, name, sizeof name) == 0;
+        ok = master >= 0 && ::grantpt(master) == 0 && ::unlockpt(master) == 0 &&
+             ::ptsname_r(master, name, sizeof name) == 0;
         out_p[0] = master;
         if (ok) {
             winsize ws{};
@@ -357,7 +380,8 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
     if (!ok) {
         auto const e = errno;
         close_all();
-        return error(boost::system::error_code(e, boost::system::system_category()), "cannot create pipes", {"process.Start"});
+        return error(boost::system::error_code(e, boost::system::system_category()), "cannot create pipes",
+                     {"process.Start"});
     }
 
     pid_t const pid = ::fork();
@@ -366,11 +390,9 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
         close_all();
         return error(boost::system::error_code(e, boost::system::system_category()), "fork failed", {"process.Start"});
     }
-    if (pid == 0)
-        run_child(spec, argv.data(), envp.data(), in_p[0], out_p[1], err_p[1], rep[1]);
+    if (pid == 0) run_child(spec, argv.data(), envp.data(), in_p[0], out_p[1], err_p[1], rep[1]);
 
-    if (!spec.pty)
-        ::setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
+    if (!spec.pty) ::setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
     ::close(in_p[0]);
     in_p[0] = -1;
     ::close(out_p[1]);
@@ -391,18 +413,31 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
         close_all();
         std::string what;
         switch (f.stage) {
-        case stage_chdir:
-            return error(errc::invalid_argument, "chdir " + spec.chdir_to + ": " + std::strerror(f.err), {"process.Start"});
-        case stage_exec:
-            return error(errc::invalid_argument, "fork/exec " + program + ": " + std::strerror(f.err), {"process.Start"});
-        case stage_unshare: what = "unshare"; break;
-        case stage_mount_private:
-        case stage_bind: what = "mount"; break;
-        case stage_cgroup: what = "cgroup"; break;
-        case stage_identity: what = "setuid"; break;
-        default: what = "dup2"; break;
+            case stage_chdir:
+                return error(errc::invalid_argument, "chdir " + spec.chdir_to + ": " + std::strerror(f.err),
+                             {"process.Start"});
+            case stage_exec:
+                return error(errc::invalid_argument, "fork/exec " + program + ": " + std::strerror(f.err),
+                             {"process.Start"});
+            case stage_unshare:
+                what = "unshare";
+                break;
+            case stage_mount_private:
+            case stage_bind:
+                what = "mount";
+                break;
+            case stage_cgroup:
+                what = "cgroup";
+                break;
+            case stage_identity:
+                what = "setuid";
+                break;
+            default:
+                what = "dup2";
+                break;
         }
-        return error(errc::server_error, "starting the process failed at " + what + ": " + std::strerror(f.err), {"process.Start"});
+        return error(errc::server_error, "starting the process failed at " + what + ": " + std::strerror(f.err),
+                     {"process.Start"});
     }
 
     int const pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
@@ -421,8 +456,7 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
         p->in_.assign(in_p[1]);
         p->stdin_open_ = true;
     }
-    if (pidfd >= 0)
-        p->pidfd_.assign(pidfd);
+    if (pidfd >= 0) p->pidfd_.assign(pidfd);
     return p;
 }
 
@@ -430,16 +464,14 @@ void process::start_io()
 {
     auto self = shared_from_this();
     asio::co_spawn(strand_, read_loop(out_, true), asio::detached);
-    if (!pty_)
-        asio::co_spawn(strand_, read_loop(err_, false), asio::detached);
+    if (!pty_) asio::co_spawn(strand_, read_loop(err_, false), asio::detached);
     asio::co_spawn(strand_, exit_watch(), asio::detached);
 }
 
 std::shared_ptr<event_queue> process::subscribe(asio::any_io_executor ex)
 {
     std::lock_guard lk(mutex_);
-    if (ended_)
-        return nullptr;
+    if (ended_) return nullptr;
     auto q = std::make_shared<event_queue>(ex);
     watchers_.push_back(q);
     return q;
@@ -460,8 +492,7 @@ bool process::ended() const
 void process::deliver(process_event ev)
 {
     std::lock_guard lk(mutex_);
-    for (auto const& w : watchers_)
-        w->push(ev);
+    for (auto const& w : watchers_) w->push(ev);
 }
 
 asio::awaitable<void> process::read_loop(asio::posix::stream_descriptor& d, bool is_stdout)
@@ -472,12 +503,13 @@ asio::awaitable<void> process::read_loop(asio::posix::stream_descriptor& d, bool
         auto [ec, n] = co_await d.async_read_some(asio::buffer(buf), use_nothrow);
         if (n > 0) {
             process_event ev;
-            ev.type = pty_ ? process_event::kind::pty_data : is_stdout ? process_event::kind::stdout_data : process_event::kind::stderr_data;
+            ev.type = pty_        ? process_event::kind::pty_data
+                      : is_stdout ? process_event::kind::stdout_data
+                                  : process_event::kind::stderr_data;
             ev.data.assign(buf.data(), n);
             deliver(std::move(ev));
         }
-        if (ec)
-            break;
+        if (ec) break;
     }
     (is_stdout ? out_done_ : err_done_) = true;
     maybe_finish();
@@ -495,10 +527,8 @@ asio::awaitable<void> process::exit_watch()
                 wait_status_ = st;
                 break;
             }
-            if (r < 0 && errno == ECHILD)
-                break;
-            if (ec && ec != asio::error::interrupted)
-                break;
+            if (r < 0 && errno == ECHILD) break;
+            if (ec && ec != asio::error::interrupted) break;
         }
     } else {
         // No pidfd (old kernel): poll.
@@ -510,8 +540,7 @@ asio::awaitable<void> process::exit_watch()
                 wait_status_ = st;
                 break;
             }
-            if (r < 0)
-                break;
+            if (r < 0) break;
             t.expires_after(std::chrono::milliseconds(20));
             co_await t.async_wait(use_nothrow);
         }
@@ -534,15 +563,15 @@ asio::awaitable<void> process::exit_watch()
 
 void process::drain(asio::posix::stream_descriptor& d, bool is_stdout)
 {
-    if (!d.is_open())
-        return;
+    if (!d.is_open()) return;
     std::array<char, 32 * 1024> buf;
     for (;;) {
         ssize_t const n = ::read(d.native_handle(), buf.data(), buf.size());
-        if (n <= 0)
-            break;
+        if (n <= 0) break;
         process_event ev;
-        ev.type = pty_ ? process_event::kind::pty_data : is_stdout ? process_event::kind::stdout_data : process_event::kind::stderr_data;
+        ev.type = pty_        ? process_event::kind::pty_data
+                  : is_stdout ? process_event::kind::stdout_data
+                              : process_event::kind::stderr_data;
         ev.data.assign(buf.data(), static_cast<std::size_t>(n));
         deliver(std::move(ev));
     }
@@ -558,8 +587,7 @@ void process::maybe_finish()
 
 void process::finish()
 {
-    if (finished_)
-        return;
+    if (finished_) return;
     finished_ = true;
     boost::system::error_code ec;
     out_.close(ec);
@@ -576,8 +604,7 @@ void process::finish()
         ev.exited = false;
         ev.exit_code = -1;
     }
-    if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-        ev.error = ev.status;
+    if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) ev.error = ev.status;
     std::vector<std::shared_ptr<event_queue>> watchers;
     {
         std::lock_guard lk(mutex_);
@@ -588,8 +615,7 @@ void process::finish()
     in_.close(ec);
     // Leave the sandbox's table before anyone hears of the end, so a client that
     // saw the end never finds the process in List.
-    if (on_exit_)
-        on_exit_(*this);
+    if (on_exit_) on_exit_(*this);
     for (auto const& w : watchers) {
         w->push(ev);
         w->close(false);
@@ -614,9 +640,11 @@ asio::awaitable<result<void>> process::write_stdin_on_strand(std::string data)
     {
         std::lock_guard lk(mutex_);
         if (ended_)
-            co_return error(errc::not_found, "process with pid " + std::to_string(pid_) + " not found", {"process.SendInput"});
+            co_return error(errc::not_found, "process with pid " + std::to_string(pid_) + " not found",
+                            {"process.SendInput"});
         if (!stdin_open_)
-            co_return error(errc::invalid_argument, "stdin is not enabled or already closed for this process", {"process.SendInput"});
+            co_return error(errc::invalid_argument, "stdin is not enabled or already closed for this process",
+                            {"process.SendInput"});
     }
     stdin_busy_ = true;
     std::size_t off = 0;
@@ -637,8 +665,7 @@ asio::awaitable<result<void>> process::write_stdin_on_strand(std::string data)
         }
     }
     stdin_busy_ = false;
-    if (err == EPIPE)
-        co_return error(errc::invalid_argument, "the process closed its stdin", {"process.SendInput"});
+    if (err == EPIPE) co_return error(errc::invalid_argument, "the process closed its stdin", {"process.SendInput"});
     if (err != 0 || off < data.size())
         co_return error(boost::system::error_code(err ? err : EBADF, boost::system::system_category()),
                         "writing to the process's stdin failed", {"process.SendInput"});
@@ -650,9 +677,9 @@ result<void> process::close_stdin()
     {
         std::lock_guard lk(mutex_);
         if (ended_)
-            return error(errc::not_found, "process with pid " + std::to_string(pid_) + " not found", {"process.CloseStdin"});
-        if (!stdin_open_)
-            return result<void>{};
+            return error(errc::not_found, "process with pid " + std::to_string(pid_) + " not found",
+                         {"process.CloseStdin"});
+        if (!stdin_open_) return result<void>{};
         stdin_open_ = false;
     }
     auto self = shared_from_this();
@@ -666,8 +693,7 @@ result<void> process::close_stdin()
 void process::signal(int sig)
 {
     std::lock_guard lk(mutex_);
-    if (!ended_)
-        ::kill(-pid_, sig);
+    if (!ended_) ::kill(-pid_, sig);
 }
 
 result<void> process::resize(unsigned short cols, unsigned short rows)
@@ -675,13 +701,13 @@ result<void> process::resize(unsigned short cols, unsigned short rows)
     std::lock_guard lk(mutex_);
     if (ended_)
         return error(errc::not_found, "process with pid " + std::to_string(pid_) + " not found", {"process.Update"});
-    if (!pty_ || !in_.is_open())
-        return error(errc::invalid_argument, "the process has no pty", {"process.Update"});
+    if (!pty_ || !in_.is_open()) return error(errc::invalid_argument, "the process has no pty", {"process.Update"});
     winsize ws{};
     ws.ws_col = cols;
     ws.ws_row = rows;
     if (::ioctl(in_.native_handle(), TIOCSWINSZ, &ws) != 0)
-        return error(boost::system::error_code(errno, boost::system::system_category()), "resizing the pty failed", {"process.Update"});
+        return error(boost::system::error_code(errno, boost::system::system_category()), "resizing the pty failed",
+                     {"process.Update"});
     return result<void>{};
 }
 
@@ -691,11 +717,9 @@ void process::kill_and_abort_watchers()
     {
         std::lock_guard lk(mutex_);
         watchers.swap(watchers_);
-        if (!ended_)
-            ::kill(-pid_, SIGKILL);
+        if (!ended_) ::kill(-pid_, SIGKILL);
     }
-    for (auto const& w : watchers)
-        w->close(true);
+    for (auto const& w : watchers) w->close(true);
 }
 
 }  // namespace prism_e2b::local::detail

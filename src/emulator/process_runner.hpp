@@ -22,10 +22,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <sys/types.h>
 #include <utility>
 #include <vector>
-
-#include <sys/types.h>
 
 namespace prism_e2b::local::detail {
 
@@ -150,7 +149,6 @@ private:
     std::vector<std::shared_ptr<event_queue>> watchers_;
     bool ended_ = false;
     bool stdin_open_ = false;
-
 };
 
 /// Go's os.ProcessState.String() for a wait status ("exit status 3", "signal: killed").

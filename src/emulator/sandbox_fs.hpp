@@ -8,10 +8,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
-
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <vector>
 
 namespace prism_e2b::local::detail {
 

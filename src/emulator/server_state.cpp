@@ -2,11 +2,10 @@
 // and small helpers shared by the route handlers.
 #include "emulator/server_state.hpp"
 
-#include "emulator/sandbox_fs.hpp"
+#include <prism_e2b/redactor.hpp>
 
 #include "core/base64.hpp"
-
-#include <prism_e2b/redactor.hpp>
+#include "emulator/sandbox_fs.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -15,18 +14,16 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
-#include <openssl/crypto.h>
-#include <openssl/rand.h>
-
 #include <algorithm>
 #include <csignal>
 #include <ctime>
-#include <fstream>
-#include <sstream>
-#include <thread>
-
 #include <fcntl.h>
+#include <fstream>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <sstream>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace prism_e2b::local::detail {
@@ -50,10 +47,22 @@ http_response rest_error(int status, std::string const& message)
 http_response connect_error(std::string const& code, std::string const& message)
 {
     static std::map<std::string, int> const status = {
-        {"canceled", 499},          {"unknown", 500},           {"invalid_argument", 400}, {"deadline_exceeded", 504},
-        {"not_found", 404},         {"already_exists", 409},    {"permission_denied", 403}, {"resource_exhausted", 429},
-        {"failed_precondition", 400}, {"aborted", 409},         {"out_of_range", 400},     {"unimplemented", 501},
-        {"internal", 500},          {"unavailable", 503},       {"data_loss", 500},        {"unauthenticated", 401},
+        {"canceled", 499},
+        {"unknown", 500},
+        {"invalid_argument", 400},
+        {"deadline_exceeded", 504},
+        {"not_found", 404},
+        {"already_exists", 409},
+        {"permission_denied", 403},
+        {"resource_exhausted", 429},
+        {"failed_precondition", 400},
+        {"aborted", 409},
+        {"out_of_range", 400},
+        {"unimplemented", 501},
+        {"internal", 500},
+        {"unavailable", 503},
+        {"data_loss", 500},
+        {"unauthenticated", 401},
     };
     http_response r;
     auto it = status.find(code);
@@ -74,36 +83,30 @@ std::optional<http_response> parse_unary_json(http_request const& req, boost::js
     }
     boost::system::error_code ec;
     out = boost::json::parse(req.body.empty() ? std::string_view("{}") : std::string_view(req.body), ec);
-    if (ec || !out.is_object())
-        return connect_error("invalid_argument", "request body is not a JSON object");
+    if (ec || !out.is_object()) return connect_error("invalid_argument", "request body is not a JSON object");
     return std::nullopt;
 }
 
 std::optional<std::chrono::milliseconds> header_ms(http_request const& req, std::string_view name, std::int64_t scale)
 {
     auto v = req.header(name);
-    if (v.empty() || v.size() > 12)
-        return std::nullopt;
+    if (v.empty() || v.size() > 12) return std::nullopt;
     std::int64_t n = 0;
     for (char c : v) {
-        if (c < '0' || c > '9')
-            return std::nullopt;
+        if (c < '0' || c > '9') return std::nullopt;
         n = n * 10 + (c - '0');
     }
-    if (n <= 0)
-        return std::nullopt;
+    if (n <= 0) return std::nullopt;
     return std::chrono::milliseconds(n * scale);
 }
 
-std::chrono::steady_clock::time_point stream_wake_time(std::chrono::steady_clock::time_point now,
-                                                       std::optional<std::chrono::steady_clock::time_point> deadline,
-                                                       std::optional<std::chrono::steady_clock::time_point> next_keepalive)
+std::chrono::steady_clock::time_point stream_wake_time(
+    std::chrono::steady_clock::time_point now, std::optional<std::chrono::steady_clock::time_point> deadline,
+    std::optional<std::chrono::steady_clock::time_point> next_keepalive)
 {
     auto wake = now + std::chrono::hours(1);
-    if (deadline)
-        wake = std::min(wake, *deadline);
-    if (next_keepalive)
-        wake = std::min(wake, *next_keepalive);
+    if (deadline) wake = std::min(wake, *deadline);
+    if (next_keepalive) wake = std::min(wake, *next_keepalive);
     return wake;
 }
 
@@ -114,8 +117,8 @@ std::string rfc3339(std::chrono::system_clock::time_point tp)
     std::tm tm{};
     ::gmtime_r(&secs, &tm);
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                  tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
     return buf;
 }
 
@@ -125,8 +128,7 @@ std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q)
     std::size_t i = 0;
     while (i <= q.size()) {
         auto j = q.find('&', i);
-        if (j == std::string_view::npos)
-            j = q.size();
+        if (j == std::string_view::npos) j = q.size();
         auto part = q.substr(i, j - i);
         if (!part.empty()) {
             auto eq = part.find('=');
@@ -146,8 +148,7 @@ std::string random_id(std::size_t length)
     std::string out;
     while (out.size() < length) {
         unsigned char buf[64];
-        if (RAND_bytes(buf, sizeof buf) != 1)
-            throw std::runtime_error("RAND_bytes failed");
+        if (RAND_bytes(buf, sizeof buf) != 1) throw std::runtime_error("RAND_bytes failed");
         for (unsigned char b : buf)
             if (b < 252 && out.size() < length)  // 252 = 7 * 36: no modulo bias
                 out.push_back(alphabet[b % 36]);
@@ -158,8 +159,7 @@ std::string random_id(std::size_t length)
 std::string random_hex(std::size_t bytes)
 {
     std::vector<unsigned char> buf(bytes);
-    if (RAND_bytes(buf.data(), static_cast<int>(buf.size())) != 1)
-        throw std::runtime_error("RAND_bytes failed");
+    if (RAND_bytes(buf.data(), static_cast<int>(buf.size())) != 1) throw std::runtime_error("RAND_bytes failed");
     static constexpr char hexd[] = "0123456789abcdef";
     std::string out;
     for (auto b : buf) {
@@ -171,29 +171,23 @@ std::string random_hex(std::size_t bytes)
 
 bool secure_equals(std::string_view a, std::string_view b) noexcept
 {
-    if (a.size() != b.size())
-        return false;
+    if (a.size() != b.size()) return false;
     return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 std::optional<os_user> lookup_user(std::string_view name)
 {
-    if (name.empty() || name == "user")
-        return os_user{"user", default_uid, default_gid, "/home/user"};
-    if (name == "root")
-        return os_user{"root", 0, 0, "/root"};
+    if (name.empty() || name == "user") return os_user{"user", default_uid, default_gid, "/home/user"};
+    if (name == "root") return os_user{"root", 0, 0, "/root"};
     return std::nullopt;
 }
 
 std::optional<std::string> basic_auth_user(std::string_view header)
 {
-    if (header.empty())
-        return std::string();
-    if (header.size() < 6 || (header.substr(0, 6) != "Basic " && header.substr(0, 6) != "basic "))
-        return std::nullopt;
+    if (header.empty()) return std::string();
+    if (header.size() < 6 || (header.substr(0, 6) != "Basic " && header.substr(0, 6) != "basic ")) return std::nullopt;
     auto decoded = prism_e2b::detail::base64_decode(header.substr(6));
-    if (!decoded)
-        return std::nullopt;
+    if (!decoded) return std::nullopt;
     auto const colon = decoded->find(':');
     return decoded->substr(0, colon);
 }
@@ -205,8 +199,7 @@ namespace {
 bool write_file(std::string const& path, std::string const& text)
 {
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
+    if (fd < 0) return false;
     bool const ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
     ::close(fd);
     return ok;
@@ -225,8 +218,7 @@ std::vector<pid_t> cgroup_pids(std::string const& dir)
     std::vector<pid_t> out;
     std::istringstream in(read_small_file(dir + "/cgroup.procs"));
     pid_t p;
-    while (in >> p)
-        out.push_back(p);
+    while (in >> p) out.push_back(p);
     return out;
 }
 
@@ -241,22 +233,17 @@ char process_state(pid_t pid)
 /// Writes FROZEN and waits until the kernel reports every task frozen.
 bool freeze_cgroup(std::string const& dir)
 {
-    if (!write_file(dir + "/freezer.state", "FROZEN"))
-        return false;
+    if (!write_file(dir + "/freezer.state", "FROZEN")) return false;
     for (int i = 0; i < 2000; ++i) {
         auto s = read_small_file(dir + "/freezer.state");
-        if (s.rfind("FROZEN", 0) == 0)
-            return true;
+        if (s.rfind("FROZEN", 0) == 0) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     write_file(dir + "/freezer.state", "THAWED");
     return false;
 }
 
-void thaw_cgroup(std::string const& dir)
-{
-    write_file(dir + "/freezer.state", "THAWED");
-}
+void thaw_cgroup(std::string const& dir) { write_file(dir + "/freezer.state", "THAWED"); }
 
 }  // namespace
 
@@ -264,8 +251,7 @@ void thaw_cgroup(std::string const& dir)
 
 sandbox::~sandbox()
 {
-    if (root_fd >= 0)
-        ::close(root_fd);
+    if (root_fd >= 0) ::close(root_fd);
 }
 
 std::shared_ptr<sandbox> server_state::find(std::string const& id) const
@@ -275,12 +261,13 @@ std::shared_ptr<sandbox> server_state::find(std::string const& id) const
     return it == sandboxes.end() ? nullptr : it->second;
 }
 
-result<std::shared_ptr<sandbox>> server_state::create_sandbox(std::string template_id, std::map<std::string, std::string> metadata,
-                                                              std::map<std::string, std::string> env_vars, std::chrono::seconds timeout,
-                                                              bool auto_pause, bool auto_pause_memory, bool auto_resume)
+result<std::shared_ptr<sandbox>> server_state::create_sandbox(std::string template_id,
+                                                              std::map<std::string, std::string> metadata,
+                                                              std::map<std::string, std::string> env_vars,
+                                                              std::chrono::seconds timeout, bool auto_pause,
+                                                              bool auto_pause_memory, bool auto_resume)
 {
-    if (stopping)
-        return error(errc::service_busy, "server is stopping", {"create"});
+    if (stopping) return error(errc::service_busy, "server is stopping", {"create"});
     auto sb = std::make_shared<sandbox>();
     sb->id = random_id(20);
     sb->template_id = std::move(template_id);
@@ -289,26 +276,22 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(std::string templa
     sb->dir = state_dir / "sandboxes" / sb->id;
     sb->root = sb->dir / "root";
     std::error_code ec;
-    for (auto const* sub : {"workspace", "home/user", "tmp"})
-        fs::create_directories(sb->root / sub, ec);
-    if (ec)
-        return error(errc::server_error, "cannot create the sandbox's directories: " + ec.message(), {"create"});
+    for (auto const* sub : {"workspace", "home/user", "tmp"}) fs::create_directories(sb->root / sub, ec);
+    if (ec) return error(errc::server_error, "cannot create the sandbox's directories: " + ec.message(), {"create"});
     ::chmod((sb->root / "tmp").c_str(), 01777);
     // The default user owns its home and the workspace, as in E2B's base template.
     if (::geteuid() == 0)  // a server that is not root runs everything as itself
         for (auto const* sub : {"workspace", "home/user"})
             if (::chown((sb->root / sub).c_str(), default_uid, default_gid) != 0)
-                return error(errc::server_error, "cannot hand the sandbox's directories to the default user", {"create"});
+                return error(errc::server_error, "cannot hand the sandbox's directories to the default user",
+                             {"create"});
     // Traversable (not listable) for the unprivileged default user when there is no mount namespace.
-    for (auto const& d : {state_dir, state_dir / "sandboxes", sb->dir, sb->root})
-        ::chmod(d.c_str(), 0711);
+    for (auto const& d : {state_dir, state_dir / "sandboxes", sb->dir, sb->root}) ::chmod(d.c_str(), 0711);
     sb->root_fd = ::open(sb->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (sb->root_fd < 0)
-        return error(errc::server_error, "cannot open the sandbox root", {"create"});
+    if (sb->root_fd < 0) return error(errc::server_error, "cannot open the sandbox root", {"create"});
     if (freezer_available) {
         std::string dir = freezer_root + "/" + sb->id;
-        if (::mkdir(dir.c_str(), 0755) == 0)
-            sb->cgroup_dir = dir;
+        if (::mkdir(dir.c_str(), 0755) == 0) sb->cgroup_dir = dir;
     }
     sb->isolation = isolation_available ? "mount-namespace" : "none";
     sb->metadata = std::move(metadata);
@@ -331,16 +314,13 @@ namespace {
 
 void kill_everything(sandbox& sb, std::map<std::uint32_t, std::shared_ptr<process>>& procs)
 {
-    for (auto& [pid, p] : procs)
-        p->kill_and_abort_watchers();
+    for (auto& [pid, p] : procs) p->kill_and_abort_watchers();
     if (!sb.cgroup_dir.empty()) {
         // Daemons that left their process group are still in the cgroup.
-        for (pid_t p : cgroup_pids(sb.cgroup_dir))
-            ::kill(p, SIGKILL);
+        for (pid_t p : cgroup_pids(sb.cgroup_dir)) ::kill(p, SIGKILL);
         thaw_cgroup(sb.cgroup_dir);  // SIGKILL takes effect only once thawed
     } else {
-        for (auto& [pid, p] : procs)
-            ::kill(-static_cast<pid_t>(pid), SIGCONT);
+        for (auto& [pid, p] : procs) ::kill(-static_cast<pid_t>(pid), SIGCONT);
     }
 }
 
@@ -351,8 +331,7 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
     std::map<std::uint32_t, std::shared_ptr<process>> procs;
     {
         std::lock_guard lk(sb->mutex);
-        if (sb->gone)
-            return;
+        if (sb->gone) return;
         sb->gone = true;
         procs.swap(sb->processes);
         sb->running = 0;
@@ -371,10 +350,8 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
         [self, sb]() -> asio::awaitable<void> {
             asio::steady_timer t(co_await asio::this_coro::executor);
             for (int i = 0; i < 50; ++i) {
-                if (sb->cgroup_dir.empty() || ::rmdir(sb->cgroup_dir.c_str()) == 0 || errno == ENOENT)
-                    break;
-                for (pid_t p : cgroup_pids(sb->cgroup_dir))
-                    ::kill(p, SIGKILL);
+                if (sb->cgroup_dir.empty() || ::rmdir(sb->cgroup_dir.c_str()) == 0 || errno == ENOENT) break;
+                for (pid_t p : cgroup_pids(sb->cgroup_dir)) ::kill(p, SIGKILL);
                 t.expires_after(std::chrono::milliseconds(100));
                 co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
             }
@@ -389,19 +366,16 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
     std::map<std::uint32_t, std::shared_ptr<process>> killed;
     {
         std::lock_guard lk(sb->mutex);
-        if (sb->gone)
-            return error(errc::not_found, "sandbox " + sb->id + " not found", {"pause"});
+        if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"pause"});
         if (sb->state != sandbox_state::running)
             return error(errc::conflict, "sandbox " + sb->id + " is already paused", {"pause"});
         if (memory) {
             bool frozen = false;
-            if (!sb->cgroup_dir.empty())
-                frozen = freeze_cgroup(sb->cgroup_dir);
+            if (!sb->cgroup_dir.empty()) frozen = freeze_cgroup(sb->cgroup_dir);
             if (frozen) {
                 sb->freeze_method = "cgroup-freezer";
             } else {
-                for (auto& [pid, p] : sb->processes)
-                    p->signal(SIGSTOP);
+                for (auto& [pid, p] : sb->processes) p->signal(SIGSTOP);
                 // A stop lands asynchronously: answer once the group leaders report it.
                 for (auto& [pid, p] : sb->processes)
                     for (int i = 0; i < 200 && !p->ended() && process_state(static_cast<pid_t>(pid)) != 'T'; ++i)
@@ -415,8 +389,7 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
         sb->state = sandbox_state::paused;
         sb->paused_with_memory = memory;
     }
-    if (!memory)
-        kill_everything(*sb, killed);
+    if (!memory) kill_everything(*sb, killed);
     log(log_level::info, "prism-e2b-local: paused sandbox " + sb->id + (memory ? " (memory)" : " (filesystem)"));
     return result<void>{};
 }
@@ -424,14 +397,12 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
 void server_state::resume_sandbox(std::shared_ptr<sandbox> const& sb, std::chrono::seconds timeout)
 {
     std::lock_guard lk(sb->mutex);
-    if (sb->state != sandbox_state::paused)
-        return;
+    if (sb->state != sandbox_state::paused) return;
     if (sb->paused_with_memory) {
         if (sb->freeze_method == "cgroup-freezer")
             thaw_cgroup(sb->cgroup_dir);
         else
-            for (auto& [pid, p] : sb->processes)
-                p->signal(SIGCONT);
+            for (auto& [pid, p] : sb->processes) p->signal(SIGCONT);
     }
     sb->state = sandbox_state::running;
     sb->end_at = std::chrono::system_clock::now() + timeout;
@@ -441,19 +412,20 @@ void server_state::resume_sandbox(std::shared_ptr<sandbox> const& sb, std::chron
 std::string server_state::host_path_for_cwd(sandbox const& sb, std::string const& sandbox_path) const
 {
     for (std::string_view prefix : {"/workspace", "/home/user", "/tmp"}) {
-        if (sandbox_path == prefix || (sandbox_path.size() > prefix.size() && sandbox_path.compare(0, prefix.size(), prefix) == 0 &&
-                                       sandbox_path[prefix.size()] == '/'))
+        if (sandbox_path == prefix ||
+            (sandbox_path.size() > prefix.size() && sandbox_path.compare(0, prefix.size(), prefix) == 0 &&
+             sandbox_path[prefix.size()] == '/'))
             return (sb.root.string() + sandbox_path);
     }
     return sandbox_path;
 }
 
-result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> const& sb, process_config cfg, bool open_stdin,
-                                                     os_user const& user, std::optional<std::pair<unsigned short, unsigned short>> pty)
+result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> const& sb, process_config cfg,
+                                                     bool open_stdin, os_user const& user,
+                                                     std::optional<std::pair<unsigned short, unsigned short>> pty)
 {
     auto const cwd = normalize_sandbox_path(cfg.cwd.value_or(std::string(sandbox_home)));
-    if (!cwd)
-        return error(errc::invalid_argument, "invalid cwd", {"process.Start"});
+    if (!cwd) return error(errc::invalid_argument, "invalid cwd", {"process.Start"});
     spawn_spec spec;
     spec.cmd = cfg.cmd;
     spec.args = cfg.args;
@@ -469,14 +441,10 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
         {"E2B_SANDBOX", "true"},
         {"E2B_SANDBOX_ID", sb->id},
     };
-    if (!ns)
-        env["TMPDIR"] = (sb->root / "tmp").string();
-    for (auto const& [k, v] : sb->env_vars)
-        env[k] = v;
-    for (auto const& [k, v] : cfg.envs)
-        env[k] = v;
-    for (auto const& [k, v] : env)
-        spec.env.push_back(k + "=" + v);
+    if (!ns) env["TMPDIR"] = (sb->root / "tmp").string();
+    for (auto const& [k, v] : sb->env_vars) env[k] = v;
+    for (auto const& [k, v] : cfg.envs) env[k] = v;
+    for (auto const& [k, v] : env) spec.env.push_back(k + "=" + v);
     if (ns) {
         spec.chdir_to = *cwd;
         spec.binds = {{(sb->root / "workspace").string(), "/workspace"},
@@ -489,22 +457,19 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
     } else {
         spec.chdir_to = host_path_for_cwd(*sb, *cwd);
     }
-    if (!sb->cgroup_dir.empty())
-        spec.cgroup_procs = sb->cgroup_dir + "/cgroup.procs";
+    if (!sb->cgroup_dir.empty()) spec.cgroup_procs = sb->cgroup_dir + "/cgroup.procs";
     if (::geteuid() == 0) {  // otherwise every command runs as the server's own user
         spec.uid = user.uid;
         spec.gid = user.gid;
     }
     spec.pty = pty;
-    if (cfg.cwd)
-        cfg.cwd = *cwd;
+    if (cfg.cwd) cfg.cwd = *cwd;
 
     std::weak_ptr<sandbox> weak = sb;
     std::shared_ptr<process> p;
     {
         std::lock_guard lk(sb->mutex);
-        if (sb->gone)
-            return error(errc::not_found, "sandbox " + sb->id + " not found", {"process.Start"});
+        if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"process.Start"});
         if (sb->state != sandbox_state::running)
             return error(errc::paused, "sandbox " + sb->id + " is paused", {"process.Start"});
         auto r = process::spawn(ex, spec, std::move(cfg), [weak](process& pr) {
@@ -513,13 +478,11 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
                 auto it = s->processes.find(pr.pid());
                 if (it != s->processes.end() && it->second.get() == &pr) {
                     s->processes.erase(it);
-                    if (s->running > 0)
-                        --s->running;
+                    if (s->running > 0) --s->running;
                 }
             }
         });
-        if (!r)
-            return r.error();
+        if (!r) return r.error();
         p = *r;
         sb->processes[p->pid()] = p;
         ++sb->running;
@@ -534,7 +497,8 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
                 asio::steady_timer t(co_await asio::this_coro::executor);
                 t.expires_after(d);
                 co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-                self->log(log_level::info, "prism-e2b-local: fault injection kills sandbox " + sb->id + " during an exec");
+                self->log(log_level::info,
+                          "prism-e2b-local: fault injection kills sandbox " + sb->id + " during an exec");
                 self->kill_sandbox(sb);
             },
             asio::detached);
@@ -547,8 +511,7 @@ void server_state::reap_expired()
     std::vector<std::shared_ptr<sandbox>> all;
     {
         std::lock_guard lk(mutex);
-        for (auto& [id, sb] : sandboxes)
-            all.push_back(sb);
+        for (auto& [id, sb] : sandboxes) all.push_back(sb);
     }
     auto const now = std::chrono::system_clock::now();
     for (auto& sb : all) {
@@ -557,8 +520,7 @@ void server_state::reap_expired()
             std::lock_guard lk(sb->mutex);
             expired = !sb->gone && sb->state == sandbox_state::running && now >= sb->end_at;
         }
-        if (!expired)
-            continue;
+        if (!expired) continue;
         if (sb->auto_pause) {
             log(log_level::info, "prism-e2b-local: sandbox " + sb->id + " timed out; auto-pausing");
             (void)pause_sandbox(sb, sb->auto_pause_memory);
@@ -575,8 +537,7 @@ void server_state::stop_all()
     std::vector<std::shared_ptr<sandbox>> all;
     {
         std::lock_guard lk(mutex);
-        for (auto& [id, sb] : sandboxes)
-            all.push_back(sb);
+        for (auto& [id, sb] : sandboxes) all.push_back(sb);
     }
     for (auto& sb : all) {
         std::map<std::uint32_t, std::shared_ptr<process>> procs;
@@ -592,8 +553,7 @@ void server_state::stop_all()
         }
         if (!sb->cgroup_dir.empty()) {
             for (int i = 0; i < 100 && ::rmdir(sb->cgroup_dir.c_str()) != 0 && errno == EBUSY; ++i) {
-                for (pid_t p : cgroup_pids(sb->cgroup_dir))
-                    ::kill(p, SIGKILL);
+                for (pid_t p : cgroup_pids(sb->cgroup_dir)) ::kill(p, SIGKILL);
                 std::this_thread::sleep_for(std::chrono::milliseconds(10));
             }
         }

@@ -3,10 +3,10 @@
 #ifndef PRISM_E2B_EMULATOR_SERVER_STATE_HPP
 #define PRISM_E2B_EMULATOR_SERVER_STATE_HPP
 
+#include <prism_e2b/local_server.hpp>
+
 #include "emulator/http_message.hpp"
 #include "emulator/process_runner.hpp"
-
-#include <prism_e2b/local_server.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -23,7 +23,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-
 #include <sys/types.h>
 
 namespace prism_e2b::local::detail {
@@ -106,9 +105,11 @@ struct server_state : std::enable_shared_from_this<server_state> {
     std::shared_ptr<sandbox> find(std::string const& id) const;
 
     // -- operations (thread-safe) ---------------------------------------------
-    result<std::shared_ptr<sandbox>> create_sandbox(std::string template_id, std::map<std::string, std::string> metadata,
-                                                    std::map<std::string, std::string> env_vars, std::chrono::seconds timeout,
-                                                    bool auto_pause, bool auto_pause_memory, bool auto_resume);
+    result<std::shared_ptr<sandbox>> create_sandbox(std::string template_id,
+                                                    std::map<std::string, std::string> metadata,
+                                                    std::map<std::string, std::string> env_vars,
+                                                    std::chrono::seconds timeout, bool auto_pause,
+                                                    bool auto_pause_memory, bool auto_resume);
     /// Kills every process, cuts their streams, removes the sandbox and its files.
     void kill_sandbox(std::shared_ptr<sandbox> const& sb);
     /// Errors: conflict when not running.
@@ -116,7 +117,8 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// Resumes a paused sandbox (thaw, or reboot after a filesystem pause); sets end_at.
     void resume_sandbox(std::shared_ptr<sandbox> const& sb, std::chrono::seconds timeout);
     /// Spawns a process inside the sandbox (paths, isolation, cgroup, env).
-    result<std::shared_ptr<process>> spawn(std::shared_ptr<sandbox> const& sb, process_config cfg, bool open_stdin, os_user const& user,
+    result<std::shared_ptr<process>> spawn(std::shared_ptr<sandbox> const& sb, process_config cfg, bool open_stdin,
+                                           os_user const& user,
                                            std::optional<std::pair<unsigned short, unsigned short>> pty = std::nullopt);
     /// Expires sandboxes whose end_at passed (kill, or pause when autoPause).
     void reap_expired();
@@ -133,13 +135,13 @@ struct server_state : std::enable_shared_from_this<server_state> {
 boost::asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_request req, response_sink& sink);
 boost::asio::awaitable<void> handle_admin(std::shared_ptr<server_state> st, http_request req, response_sink& sink);
 /// envd routes for a sandbox that exists, is running and was authenticated.
-boost::asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
-                                                response_sink& sink);
-boost::asio::awaitable<void> handle_files(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
-                                          response_sink& sink);
+boost::asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
+                                                http_request req, response_sink& sink);
+boost::asio::awaitable<void> handle_files(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
+                                          http_request req, response_sink& sink);
 /// filesystem.Filesystem/WatchDir (server streaming).
-boost::asio::awaitable<void> handle_watch_dir(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
-                                              response_sink& sink);
+boost::asio::awaitable<void> handle_watch_dir(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
+                                              http_request req, response_sink& sink);
 boost::asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
                                                    http_request req, response_sink& sink);
 
@@ -156,9 +158,9 @@ std::optional<http_response> parse_unary_json(http_request const& req, boost::js
 /// Connect-Timeout-Ms (scale 1) or Keepalive-Ping-Interval in seconds (scale 1000).
 std::optional<std::chrono::milliseconds> header_ms(http_request const& req, std::string_view name, std::int64_t scale);
 /// When a server-streaming loop wakes next: its deadline, its next keepalive, or in an hour.
-std::chrono::steady_clock::time_point stream_wake_time(std::chrono::steady_clock::time_point now,
-                                                       std::optional<std::chrono::steady_clock::time_point> deadline,
-                                                       std::optional<std::chrono::steady_clock::time_point> next_keepalive);
+std::chrono::steady_clock::time_point stream_wake_time(
+    std::chrono::steady_clock::time_point now, std::optional<std::chrono::steady_clock::time_point> deadline,
+    std::optional<std::chrono::steady_clock::time_point> next_keepalive);
 /// RFC 3339 with milliseconds, UTC ("2026-01-02T03:04:05.678Z").
 std::string rfc3339(std::chrono::system_clock::time_point tp);
 /// Parses "a=1&b=2" into decoded pairs.

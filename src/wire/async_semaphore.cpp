@@ -26,8 +26,7 @@ std::shared_ptr<async_semaphore> async_semaphore::create(std::size_t units)
 
 void semaphore_permit::reset() noexcept
 {
-    if (auto s = std::exchange(sem_, nullptr))
-        s->release();
+    if (auto s = std::exchange(sem_, nullptr)) s->release();
 }
 
 semaphore_permit async_semaphore::try_acquire()
@@ -58,13 +57,10 @@ asio::awaitable<result<semaphore_permit>> async_semaphore::acquire()
     {
         std::lock_guard lock(mutex_);
         granted = w->granted;
-        if (!granted)
-            queue_.erase(std::remove(queue_.begin(), queue_.end(), w), queue_.end());
+        if (!granted) queue_.erase(std::remove(queue_.begin(), queue_.end(), w), queue_.end());
     }
-    if (granted && !ec)
-        co_return semaphore_permit(self);
-    if (granted)
-        release();  // granted and cancelled at once: pass the unit on
+    if (granted && !ec) co_return semaphore_permit(self);
+    if (granted) release();  // granted and cancelled at once: pass the unit on
     co_return error(errc::cancelled, "cancelled while waiting for a slot");
 }
 

@@ -1,7 +1,7 @@
 // Configuration like the official SDK (E2B_* variables) and make_client().
-#include "wire/client_impl.hpp"
-
 #include <prism_e2b/redactor.hpp>
+
+#include "wire/client_impl.hpp"
 
 #include <cstdlib>
 
@@ -11,8 +11,7 @@ namespace {
 std::optional<std::string> env(char const* name)
 {
     char const* v = std::getenv(name);
-    if (!v || !*v)
-        return std::nullopt;
+    if (!v || !*v) return std::nullopt;
     return std::string(v);
 }
 
@@ -28,15 +27,15 @@ result<resolved_client_options> resolve_client_options(client_options options)
     secret_redactor::global().add(*key);
     r.api_key = *key;
     r.domain = options.domain ? *options.domain : env("E2B_DOMAIN").value_or("e2b.app");
-    if (r.domain.empty())
-        return error(errc::invalid_argument, "empty E2B domain", {"configure client", 0, {}});
+    if (r.domain.empty()) return error(errc::invalid_argument, "empty E2B domain", {"configure client", 0, {}});
     r.api_url = options.api_url ? *options.api_url : env("E2B_API_URL").value_or("https://api." + r.domain);
     if (auto o = wire::parse_origin(r.api_url); !o)
         return error(errc::invalid_argument, "E2B API URL: " + o.error().message(), {"configure client", 0, {}});
     r.sandbox_url = options.sandbox_url ? options.sandbox_url : env("E2B_SANDBOX_URL");
     if (r.sandbox_url) {
         if (auto o = wire::parse_origin(*r.sandbox_url); !o)
-            return error(errc::invalid_argument, "E2B sandbox URL: " + o.error().message(), {"configure client", 0, {}});
+            return error(errc::invalid_argument, "E2B sandbox URL: " + o.error().message(),
+                         {"configure client", 0, {}});
     }
     r.raw = std::move(options);
     return r;
@@ -45,16 +44,13 @@ result<resolved_client_options> resolve_client_options(client_options options)
 result<std::shared_ptr<client>> make_client(boost::asio::any_io_executor executor, client_options options)
 {
     auto resolved = resolve_client_options(std::move(options));
-    if (!resolved)
-        return resolved.error();
+    if (!resolved) return resolved.error();
     auto api = wire::parse_origin(resolved->api_url);
-    if (!api)
-        return api.error();
+    if (!api) return api.error();
     std::optional<wire::origin> sandbox;
     if (resolved->sandbox_url) {
         auto s = wire::parse_origin(*resolved->sandbox_url);
-        if (!s)
-            return s.error();
+        if (!s) return s.error();
         sandbox = std::move(*s);
     }
     wire::transport_options t;
@@ -64,8 +60,7 @@ result<std::shared_ptr<client>> make_client(boost::asio::any_io_executor executo
     t.ca_file = resolved->raw.ca_file;
     t.logger = resolved->raw.logger;
     auto transport = wire::http_transport::create(executor, std::move(t));
-    if (!transport)
-        return transport.error();
+    if (!transport) return transport.error();
     return std::shared_ptr<client>(std::make_shared<wire::client_impl>(
         std::move(executor), std::move(*resolved), std::move(*transport), std::move(*api), std::move(sandbox)));
 }

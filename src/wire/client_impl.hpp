@@ -20,7 +20,6 @@ inline constexpr std::string_view envd_port = "49983";
 /// Asked of envd on every stream (Keepalive-Ping-Interval, seconds, as the official SDK).
 inline constexpr std::chrono::seconds stream_keepalive_interval{50};
 
-
 /// Thread safety: every member may be called concurrently; the object holds
 /// only immutable configuration plus the thread-safe transport and semaphore.
 class client_impl final : public e2b::client {
@@ -74,7 +73,7 @@ private:
     header_list envd_headers(e2b::envd_target const& t, std::optional<std::string> const& user) const;
     /// A unary Connect call: 200 yields the body, anything else the mapped error.
     boost::asio::awaitable<result<std::string>> envd_unary(std::string rpc, e2b::envd_target target, std::string body,
-                                                          bool idempotent);
+                                                           bool idempotent);
     /// A plain envd HTTP request (files, health), holding an in-flight slot.
     boost::asio::awaitable<result<http_response>> envd_http(e2b::envd_target target, http_request req,
                                                             retry_policy policy);
@@ -96,8 +95,8 @@ private:
 /// two pieces of the stream, so a connection that vanished without a FIN cannot
 /// hang a reader forever.
 std::unique_ptr<e2b::process_event_stream> make_process_event_stream(std::unique_ptr<http_stream> stream,
-                                                                    semaphore_permit slot, std::string operation,
-                                                                    std::chrono::milliseconds idle_timeout);
+                                                                     semaphore_permit slot, std::string operation,
+                                                                     std::chrono::milliseconds idle_timeout);
 
 /// -1, 0, 1 comparing dotted versions ("0.5.7"); missing parts are 0.
 int compare_versions(std::string_view a, std::string_view b) noexcept;

@@ -1,14 +1,13 @@
 // envd calls of client_impl: Connect unary RPCs of process.Process and
 // filesystem.Filesystem, the process streams' opening, /files and /health.
-#include "wire/client_impl.hpp"
+#include <prism_e2b/redactor.hpp>
 
 #include "core/base64.hpp"
+#include "wire/client_impl.hpp"
 #include "wire/envelope.hpp"
 #include "wire/error_map.hpp"
 #include "wire/protojson.hpp"
 #include "wire/rest_json.hpp"
-
-#include <prism_e2b/redactor.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -31,33 +30,28 @@ int compare_versions(std::string_view a, std::string_view b) noexcept
             s.remove_prefix(1);
         }
         while (!s.empty() && s.front() != '.') s.remove_prefix(1);  // pre-release suffixes are ignored
-        if (!s.empty())
-            s.remove_prefix(1);
+        if (!s.empty()) s.remove_prefix(1);
         return n;
     };
     if (!a.empty() && a.front() == 'v') a.remove_prefix(1);
     if (!b.empty() && b.front() == 'v') b.remove_prefix(1);
     for (int i = 0; i < 3; ++i) {
         long x = next(a), y = next(b);
-        if (x != y)
-            return x < y ? -1 : 1;
+        if (x != y) return x < y ? -1 : 1;
     }
     return 0;
 }
 
 result<origin> client_impl::envd_origin(e2b::envd_target const& t) const
 {
-    if (t.sandbox_id.empty())
-        return error(errc::invalid_argument, "envd target without a sandbox id");
+    if (t.sandbox_id.empty()) return error(errc::invalid_argument, "envd target without a sandbox id");
     // The id becomes part of a host name and a header: letters, digits, '-' and '_' only.
     if (!std::all_of(t.sandbox_id.begin(), t.sandbox_id.end(), [](char c) {
             return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
         }))
         return error(errc::invalid_argument, "invalid sandbox id '" + t.sandbox_id + "'");
-    if (t.access_token)
-        secret_redactor::global().add(*t.access_token);
-    if (sandbox_)
-        return *sandbox_;
+    if (t.access_token) secret_redactor::global().add(*t.access_token);
+    if (sandbox_) return *sandbox_;
     auto const& domain = t.domain && !t.domain->empty() ? *t.domain : opts_.domain;
     // E2B's own domains serve every sandbox's envd from one origin, routed by the
     // E2b-Sandbox-Id header (wire-notes.md; the official SDK's supportedDomains),
@@ -74,10 +68,8 @@ header_list client_impl::envd_headers(e2b::envd_target const& t, std::optional<s
     header_list h{{"User-Agent", opts_.raw.user_agent},
                   {"E2b-Sandbox-Id", t.sandbox_id},
                   {"E2b-Sandbox-Port", std::string(envd_port)}};
-    if (t.access_token && !t.access_token->empty())
-        h.emplace_back("X-Access-Token", *t.access_token);
-    if (user && !user->empty())
-        h.emplace_back("Authorization", "Basic " + detail::base64_encode(*user + ":"));
+    if (t.access_token && !t.access_token->empty()) h.emplace_back("X-Access-Token", *t.access_token);
+    if (user && !user->empty()) h.emplace_back("Authorization", "Basic " + detail::base64_encode(*user + ":"));
     return h;
 }
 
@@ -85,12 +77,10 @@ asio::awaitable<result<http_response>> client_impl::envd_http(e2b::envd_target t
                                                               retry_policy pol)
 {
     auto o = envd_origin(target);
-    if (!o)
-        co_return o.error();
+    if (!o) co_return o.error();
     // The client-wide in-flight cap: wait in line, never fail.
     auto slot = co_await envd_slots_->acquire();
-    if (!slot)
-        co_return slot.error();
+    if (!slot) co_return slot.error();
     auto transport = transport_;
     auto timeout = opts_.raw.request_timeout;
     std::function<asio::awaitable<result<http_response>>()> attempt = [transport, o = *o, req, timeout]() {
@@ -100,8 +90,8 @@ asio::awaitable<result<http_response>> client_impl::envd_http(e2b::envd_target t
     co_return r;
 }
 
-asio::awaitable<result<std::string>> client_impl::envd_unary(std::string rpc, e2b::envd_target target,
-                                                            std::string body, bool idempotent)
+asio::awaitable<result<std::string>> client_impl::envd_unary(std::string rpc, e2b::envd_target target, std::string body,
+                                                             bool idempotent)
 {
     http_request req;
     req.method = "POST";
@@ -113,8 +103,7 @@ asio::awaitable<result<std::string>> client_impl::envd_unary(std::string rpc, e2
     auto r = co_await envd_http(target, std::move(req), policy(idempotent));
     if (!r)
         co_return error(r.error().code(), r.error().message(), {rpc, r.error().http_status(), r.error().vendor_code()});
-    if (r->status != 200)
-        co_return connect_unary_error(rpc, r->status, r->body);
+    if (r->status != 200) co_return connect_unary_error(rpc, r->status, r->body);
     co_return std::move(r->body);
 }
 
@@ -125,28 +114,24 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
     std::optional<std::string> user)
 {
     auto o = envd_origin(target);
-    if (!o)
-        co_return o.error();
+    if (!o) co_return o.error();
     http_request req;
     req.method = "POST";
     req.target = "/" + rpc;
     req.headers = envd_headers(target, user);
     req.headers.emplace_back("Connect-Protocol-Version", "1");
     req.headers.emplace_back("Content-Type", "application/connect+json");
-    if (deadline.count() > 0)
-        req.headers.emplace_back("Connect-Timeout-Ms", std::to_string(deadline.count()));
+    if (deadline.count() > 0) req.headers.emplace_back("Connect-Timeout-Ms", std::to_string(deadline.count()));
     req.headers.emplace_back("Keepalive-Ping-Interval", std::to_string(stream_keepalive_interval.count()));
     req.body = encode_envelope(body);
     auto slot = co_await envd_slots_->acquire();
-    if (!slot)
-        co_return slot.error();
+    if (!slot) co_return slot.error();
     // Only 429 is replayed: a stream request is not idempotent.
     std::unique_ptr<http_stream> s;
     auto pol = policy(false);
     for (unsigned attempt = 0;; ++attempt) {
         auto r = co_await transport_->open_stream(*o, req, opts_.raw.request_timeout);
-        if (!r)
-            co_return error(r.error().code(), r.error().message(), {rpc, 0, {}});
+        if (!r) co_return error(r.error().code(), r.error().message(), {rpc, 0, {}});
         s = std::move(*r);
         auto const retry_after = parse_retry_after(find_header(s->headers(), "Retry-After"));
         if (s->status() == 429 && attempt < pol.max_retries && (!retry_after || *retry_after <= pol.max_retry_after)) {
@@ -159,8 +144,7 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
             } catch (boost::system::system_error const& e) {
                 ec = e.code();
             }
-            if (ec)
-                co_return error(errc::cancelled, rpc + ": cancelled while waiting to retry");
+            if (ec) co_return error(errc::cancelled, rpc + ": cancelled while waiting to retry");
             continue;
         }
         break;
@@ -171,16 +155,15 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
         std::string err_body;
         while (!s->done() && err_body.size() < 65536) {
             auto piece = co_await s->read_some(opts_.raw.request_timeout);
-            if (!piece)
-                break;
+            if (!piece) break;
             err_body += *piece;
         }
         co_return connect_unary_error(rpc, s->status(), err_body);
     }
     auto const* ct = find_header(s->headers(), "Content-Type");
     if (!ct || ct->rfind("application/connect+json", 0) != 0)
-        co_return error(errc::protocol_error,
-                        "stream answered with content type '" + (ct ? *ct : std::string()) + "'", {rpc, 200, {}});
+        co_return error(errc::protocol_error, "stream answered with content type '" + (ct ? *ct : std::string()) + "'",
+                        {rpc, 200, {}});
     co_return make_process_event_stream(std::move(s), std::move(*slot), rpc, opts_.raw.stream_idle_timeout);
 }
 
@@ -196,8 +179,7 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
     e2b::envd_target target, e2b::process_selector selector, std::chrono::milliseconds timeout)
 {
     auto body = protojson::selector_request(selector);
-    if (!body)
-        co_return body.error();
+    if (!body) co_return body.error();
     co_return co_await open_process_stream("process.Process/Connect", std::move(target), std::move(*body), timeout,
                                            std::nullopt);
 }
@@ -205,8 +187,7 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
 asio::awaitable<result<std::vector<e2b::process_info>>> client_impl::list_processes(e2b::envd_target target)
 {
     auto r = co_await envd_unary("process.Process/List", std::move(target), "{}", true);
-    if (!r)
-        co_return r.error();
+    if (!r) co_return r.error();
     co_return protojson::parse_list_response(*r);
 }
 
@@ -214,11 +195,9 @@ asio::awaitable<result<void>> client_impl::send_stdin(e2b::envd_target target, e
                                                       std::string bytes)
 {
     auto body = protojson::send_input_request(selector, bytes);
-    if (!body)
-        co_return body.error();
+    if (!body) co_return body.error();
     auto r = co_await envd_unary("process.Process/SendInput", std::move(target), std::move(*body), false);
-    if (!r)
-        co_return r.error();
+    if (!r) co_return r.error();
     co_return result<void>{};
 }
 
@@ -228,11 +207,9 @@ asio::awaitable<result<void>> client_impl::close_stdin(e2b::envd_target target, 
         co_return error(errc::unsupported, "envd " + target.envd_version + " cannot close stdin (needs 0.5.2)",
                         {"process.Process/CloseStdin", 0, {}});
     auto body = protojson::selector_request(selector);
-    if (!body)
-        co_return body.error();
+    if (!body) co_return body.error();
     auto r = co_await envd_unary("process.Process/CloseStdin", std::move(target), std::move(*body), false);
-    if (!r)
-        co_return r.error();
+    if (!r) co_return r.error();
     co_return result<void>{};
 }
 
@@ -240,11 +217,9 @@ asio::awaitable<result<void>> client_impl::send_signal(e2b::envd_target target, 
                                                        process_signal sig)
 {
     auto body = protojson::send_signal_request(selector, sig);
-    if (!body)
-        co_return body.error();
+    if (!body) co_return body.error();
     auto r = co_await envd_unary("process.Process/SendSignal", std::move(target), std::move(*body), false);
-    if (!r)
-        co_return r.error();
+    if (!r) co_return r.error();
     co_return result<void>{};
 }
 
@@ -275,10 +250,8 @@ asio::awaitable<result<std::string>> client_impl::read_file(e2b::envd_target tar
     req.headers = envd_headers(target, std::nullopt);
     // No Accept-Encoding: we cannot inflate, so we ask for identity only.
     auto r = co_await envd_http(target, std::move(req), policy(true));
-    if (!r)
-        co_return r.error();
-    if (r->status != 200)
-        co_return envd_http_error("read file", r->status, r->body);
+    if (!r) co_return r.error();
+    if (r->status != 200) co_return envd_http_error("read file", r->status, r->body);
     if (auto const* ce = r->header("Content-Encoding"); ce && !ce->empty() && *ce != "identity")
         co_return error(errc::protocol_error, "envd sent content encoding '" + *ce + "' that was not asked for",
                         {"read file", r->status, {}});
@@ -307,13 +280,10 @@ asio::awaitable<result<e2b::entry_info>> client_impl::write_file(e2b::envd_targe
                    "\"\r\nContent-Type: application/octet-stream\r\n\r\n" + data + "\r\n--" + boundary + "--\r\n";
     }
     auto r = co_await envd_http(target, std::move(req), policy(false));
-    if (!r)
-        co_return r.error();
-    if (r->status != 200)
-        co_return envd_http_error("write file", r->status, r->body);
+    if (!r) co_return r.error();
+    if (r->status != 200) co_return envd_http_error("write file", r->status, r->body);
     auto entries = protojson::parse_upload_response(r->body);
-    if (!entries)
-        co_return error(entries.error().code(), entries.error().message(), {"write file", r->status, {}});
+    if (!entries) co_return error(entries.error().code(), entries.error().message(), {"write file", r->status, {}});
     if (entries->empty())
         co_return error(errc::protocol_error, "envd did not describe the written file", {"write file", r->status, {}});
     co_return std::move(entries->front());
@@ -321,11 +291,10 @@ asio::awaitable<result<e2b::entry_info>> client_impl::write_file(e2b::envd_targe
 
 asio::awaitable<result<bool>> client_impl::make_dir(e2b::envd_target target, std::string path)
 {
-    auto r = co_await envd_unary("filesystem.Filesystem/MakeDir", std::move(target), protojson::path_request(path),
-                                 false);
+    auto r =
+        co_await envd_unary("filesystem.Filesystem/MakeDir", std::move(target), protojson::path_request(path), false);
     if (!r) {
-        if (r.error() == errc::already_exists)
-            co_return false;
+        if (r.error() == errc::already_exists) co_return false;
         co_return r.error();
     }
     co_return true;
@@ -334,21 +303,18 @@ asio::awaitable<result<bool>> client_impl::make_dir(e2b::envd_target target, std
 asio::awaitable<result<e2b::entry_info>> client_impl::stat(e2b::envd_target target, std::string path)
 {
     auto r = co_await envd_unary("filesystem.Filesystem/Stat", std::move(target), protojson::path_request(path), true);
-    if (!r)
-        co_return r.error();
+    if (!r) co_return r.error();
     co_return protojson::parse_entry_response(*r);
 }
 
-asio::awaitable<result<std::vector<e2b::entry_info>>> client_impl::list_dir(e2b::envd_target target,
-                                                                            std::string path, std::uint32_t depth)
+asio::awaitable<result<std::vector<e2b::entry_info>>> client_impl::list_dir(e2b::envd_target target, std::string path,
+                                                                            std::uint32_t depth)
 {
     auto r = co_await envd_unary("filesystem.Filesystem/ListDir", std::move(target),
                                  protojson::list_dir_request(path, depth == 0 ? 1 : depth), true);
-    if (!r)
-        co_return r.error();
+    if (!r) co_return r.error();
     auto entries = protojson::parse_list_dir_response(*r);
-    if (!entries)
-        co_return entries.error();
+    if (!entries) co_return entries.error();
     // As the official SDK: entries of an unknown type are skipped.
     std::erase_if(*entries, [](e2b::entry_info const& e) { return e.type == e2b::file_type::unspecified; });
     co_return entries;
@@ -359,17 +325,15 @@ asio::awaitable<result<e2b::entry_info>> client_impl::move(e2b::envd_target targ
 {
     auto r = co_await envd_unary("filesystem.Filesystem/Move", std::move(target),
                                  protojson::move_request(source, destination), false);
-    if (!r)
-        co_return r.error();
+    if (!r) co_return r.error();
     co_return protojson::parse_entry_response(*r);
 }
 
 asio::awaitable<result<void>> client_impl::remove(e2b::envd_target target, std::string path)
 {
-    auto r = co_await envd_unary("filesystem.Filesystem/Remove", std::move(target), protojson::path_request(path),
-                                 false);
-    if (!r)
-        co_return r.error();
+    auto r =
+        co_await envd_unary("filesystem.Filesystem/Remove", std::move(target), protojson::path_request(path), false);
+    if (!r) co_return r.error();
     co_return result<void>{};
 }
 
@@ -382,12 +346,9 @@ asio::awaitable<result<bool>> client_impl::health(e2b::envd_target target)
     auto pol = policy(true);
     pol.no_retry_status = 502;  // an answer: the sandbox is not running
     auto r = co_await envd_http(target, std::move(req), pol);
-    if (!r)
-        co_return r.error();
-    if (r->status >= 200 && r->status < 300)
-        co_return true;
-    if (r->status == 502)
-        co_return false;
+    if (!r) co_return r.error();
+    if (r->status >= 200 && r->status < 300) co_return true;
+    if (r->status == 502) co_return false;
     co_return envd_http_error("health", r->status, r->body);
 }
 

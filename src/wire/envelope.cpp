@@ -23,43 +23,36 @@ std::string encode_envelope(std::string_view payload, std::uint8_t flags)
 
 result<void> envelope_decoder::feed(std::string_view bytes, std::vector<envelope>& out)
 {
-    if (failed_)
-        return error(errc::protocol_error, "envelope stream already failed");
+    if (failed_) return error(errc::protocol_error, "envelope stream already failed");
     auto fail = [this](std::string_view why) -> result<void> {
         failed_ = true;
         buffer_.clear();
         return error(errc::protocol_error, why);
     };
-    if (ended_ && !bytes.empty())
-        return fail("data after the end-of-stream envelope");
+    if (ended_ && !bytes.empty()) return fail("data after the end-of-stream envelope");
     buffer_.append(bytes);
     std::size_t pos = 0;
     while (buffer_.size() - pos >= envelope_header_size) {
-        if (ended_)
-            return fail("data after the end-of-stream envelope");
+        if (ended_) return fail("data after the end-of-stream envelope");
         auto const* h = reinterpret_cast<unsigned char const*>(buffer_.data() + pos);
         std::uint8_t const flags = h[0];
-        std::size_t const len = (std::size_t(h[1]) << 24) | (std::size_t(h[2]) << 16) | (std::size_t(h[3]) << 8) |
-                                std::size_t(h[4]);
-        if (flags & envelope_flag_compressed)
-            return fail("compressed envelope, but no compression was negotiated");
+        std::size_t const len =
+            (std::size_t(h[1]) << 24) | (std::size_t(h[2]) << 16) | (std::size_t(h[3]) << 8) | std::size_t(h[4]);
+        if (flags & envelope_flag_compressed) return fail("compressed envelope, but no compression was negotiated");
         if (flags & ~(envelope_flag_compressed | envelope_flag_end_stream))
             return fail("envelope with unknown flag bits");
         if (len > max_)
             return fail("envelope length " + std::to_string(len) + " exceeds the limit of " + std::to_string(max_));
-        if (buffer_.size() - pos - envelope_header_size < len)
-            break;
+        if (buffer_.size() - pos - envelope_header_size < len) break;
         envelope e;
         e.flags = flags;
         e.payload.assign(buffer_, pos + envelope_header_size, len);
         pos += envelope_header_size + len;
-        if (e.end_stream())
-            ended_ = true;
+        if (e.end_stream()) ended_ = true;
         out.push_back(std::move(e));
     }
     buffer_.erase(0, pos);
-    if (ended_ && !buffer_.empty())
-        return fail("data after the end-of-stream envelope");
+    if (ended_ && !buffer_.empty()) return fail("data after the end-of-stream envelope");
     return {};
 }
 

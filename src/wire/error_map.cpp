@@ -14,8 +14,7 @@ rest_error_body parse_rest_error_body(std::string_view body)
     rest_error_body out;
     boost::system::error_code ec;
     auto v = json::parse(body, ec);
-    if (ec || !v.is_object())
-        return out;
+    if (ec || !v.is_object()) return out;
     auto const& o = v.get_object();
     if (auto const* c = o.if_contains("code")) {
         if (c->is_int64())
@@ -23,8 +22,7 @@ rest_error_body parse_rest_error_body(std::string_view body)
         else if (c->is_uint64() && c->get_uint64() < 1000)
             out.code = static_cast<int>(c->get_uint64());
     }
-    if (auto const* m = o.if_contains("message"); m && m->is_string())
-        out.message = std::string(m->get_string());
+    if (auto const* m = o.if_contains("message"); m && m->is_string()) out.message = std::string(m->get_string());
     return out;
 }
 
@@ -32,26 +30,30 @@ int effective_rest_status(int http_status, rest_error_body const& body) noexcept
 {
     // The official SDK tests `res.error.code === 404/409` for kill, info, pause
     // and connect, so the body's code decides when it is an error status.
-    if (body.code >= 400 && body.code <= 599)
-        return body.code;
+    if (body.code >= 400 && body.code <= 599) return body.code;
     return http_status;
 }
 
 errc errc_from_http_status(int status) noexcept
 {
     switch (status) {
-    case 401: return errc::unauthenticated;
-    case 403: return errc::permission_denied;
-    case 404: return errc::not_found;
-    case 409: return errc::conflict;
-    case 429: return errc::rate_limited;
-    case 503: return errc::service_busy;
-    default: break;
+        case 401:
+            return errc::unauthenticated;
+        case 403:
+            return errc::permission_denied;
+        case 404:
+            return errc::not_found;
+        case 409:
+            return errc::conflict;
+        case 429:
+            return errc::rate_limited;
+        case 503:
+            return errc::service_busy;
+        default:
+            break;
     }
-    if (status >= 500)
-        return errc::server_error;
-    if (status >= 400)
-        return errc::invalid_argument;
+    if (status >= 500) return errc::server_error;
+    if (status >= 400) return errc::invalid_argument;
     return errc::protocol_error;  // a non-error status where an error was expected
 }
 
@@ -63,8 +65,7 @@ error rest_error(std::string operation, int http_status, std::string_view body)
     if (msg.empty()) {
         // Not the JSON error shape: quote a short prefix of the body.
         msg = std::string(body.substr(0, 200));
-        if (msg.empty())
-            msg = "HTTP " + std::to_string(http_status);
+        if (msg.empty()) msg = "HTTP " + std::to_string(http_status);
     }
     return error(errc_from_http_status(status), msg,
                  {std::move(operation), http_status, b.code ? std::to_string(b.code) : std::string{}});
@@ -90,15 +91,24 @@ errc errc_from_connect_code(std::string_view code) noexcept
 std::string_view connect_code_from_http_status(int status) noexcept
 {
     switch (status) {
-    case 400: return "internal";
-    case 401: return "unauthenticated";
-    case 403: return "permission_denied";
-    case 404: return "unimplemented";
-    case 429: return "unavailable";
-    case 502: return "unavailable";
-    case 503: return "unavailable";
-    case 504: return "unavailable";
-    default: return "unknown";
+        case 400:
+            return "internal";
+        case 401:
+            return "unauthenticated";
+        case 403:
+            return "permission_denied";
+        case 404:
+            return "unimplemented";
+        case 429:
+            return "unavailable";
+        case 502:
+            return "unavailable";
+        case 503:
+            return "unavailable";
+        case 504:
+            return "unavailable";
+        default:
+            return "unknown";
     }
 }
 
@@ -117,8 +127,7 @@ error connect_unary_error(std::string operation, int http_status, std::string_vi
         auto const* c = o.if_contains("code");
         if (c && c->is_string()) {
             std::string_view message;
-            if (auto const* m = o.if_contains("message"); m && m->is_string())
-                message = m->get_string();
+            if (auto const* m = o.if_contains("message"); m && m->is_string()) message = m->get_string();
             return connect_error(std::move(operation), c->get_string(), message, http_status);
         }
     }
@@ -129,8 +138,7 @@ error connect_unary_error(std::string operation, int http_status, std::string_vi
     auto const code = connect_code_from_http_status(http_status);
     auto b = parse_rest_error_body(body);
     std::string msg = !b.message.empty() ? b.message : std::string(body.substr(0, 200));
-    if (msg.empty())
-        msg = "HTTP " + std::to_string(http_status);
+    if (msg.empty()) msg = "HTTP " + std::to_string(http_status);
     return error(errc_from_connect_code(code), msg, {std::move(operation), http_status, std::string(code)});
 }
 

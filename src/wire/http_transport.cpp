@@ -25,8 +25,8 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace ssl = asio::ssl;
-using boost::system::error_code;
 using asio::ip::tcp;
+using boost::system::error_code;
 using namespace std::chrono_literals;
 
 namespace prism_e2b::wire {
@@ -61,21 +61,16 @@ bool is_ip_literal(std::string const& host)
 std::string const* find_header(header_list const& headers, std::string_view name) noexcept
 {
     for (auto const& [k, v] : headers)
-        if (iequals(k, name))
-            return &v;
+        if (iequals(k, name)) return &v;
     return nullptr;
 }
 
-std::string origin::key() const
-{
-    return std::string(tls ? "https://" : "http://") + lower(host) + ":" + port;
-}
+std::string origin::key() const { return std::string(tls ? "https://" : "http://") + lower(host) + ":" + port; }
 
 std::string origin::host_header() const
 {
     std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-    if ((tls && port == "443") || (!tls && port == "80"))
-        return h;
+    if ((tls && port == "443") || (!tls && port == "80")) return h;
     return h + ":" + port;
 }
 
@@ -98,21 +93,16 @@ result<origin> parse_origin(std::string_view url)
     auto slash = rest.find_first_of("/?#");
     std::string_view authority = rest.substr(0, slash);
     std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
-    if (!path.empty() && path.front() != '/')
-        return bad("query or fragment not allowed");
-    if (authority.find('@') != std::string_view::npos)
-        return bad("user info not allowed");
-    if (authority.empty())
-        return bad("missing host");
+    if (!path.empty() && path.front() != '/') return bad("query or fragment not allowed");
+    if (authority.find('@') != std::string_view::npos) return bad("user info not allowed");
+    if (authority.empty()) return bad("missing host");
     if (authority.front() == '[') {
         auto close = authority.find(']');
-        if (close == std::string_view::npos)
-            return bad("unterminated IPv6 literal");
+        if (close == std::string_view::npos) return bad("unterminated IPv6 literal");
         o.host = std::string(authority.substr(1, close - 1));
         auto after = authority.substr(close + 1);
         if (!after.empty()) {
-            if (after.front() != ':')
-                return bad("garbage after IPv6 literal");
+            if (after.front() != ':') return bad("garbage after IPv6 literal");
             o.port = std::string(after.substr(1));
         }
     } else {
@@ -124,10 +114,8 @@ result<origin> parse_origin(std::string_view url)
             o.host = std::string(authority);
         }
     }
-    if (o.host.empty())
-        return bad("missing host");
-    if (o.port.empty())
-        o.port = o.tls ? "443" : "80";
+    if (o.host.empty()) return bad("missing host");
+    if (o.port.empty()) o.port = o.tls ? "443" : "80";
     if (o.port.size() > 5 || !std::all_of(o.port.begin(), o.port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
         std::stoul(o.port) == 0 || std::stoul(o.port) > 65535)
         return bad("invalid port");
@@ -258,17 +246,12 @@ struct lease {
 
 /// Did the caller cancel the coroutine that owns `cs`? (A plain function: GCC 12
 /// miscompiles some nested coroutine helpers on error paths.)
-bool cancelled(asio::cancellation_state const& cs)
-{
-    return cs.cancelled() != asio::cancellation_type::none;
-}
+bool cancelled(asio::cancellation_state const& cs) { return cs.cancelled() != asio::cancellation_type::none; }
 
 error io_error(error_code ec, asio::cancellation_state const& cs, std::string_view what)
 {
-    if (cancelled(cs))
-        return error(errc::cancelled, std::string(what) + ": cancelled");
-    if (ec == beast::error::timeout)
-        return error(errc::timed_out, std::string(what) + ": deadline passed");
+    if (cancelled(cs)) return error(errc::cancelled, std::string(what) + ": cancelled");
+    if (ec == beast::error::timeout) return error(errc::timed_out, std::string(what) + ": deadline passed");
     if (ec == http::error::body_limit || ec == http::error::header_limit || ec == http::error::buffer_overflow)
         return error(errc::limit_exceeded, std::string(what) + ": response too large");
     return error(ec, std::string(what) + ": " + ec.message());
@@ -303,16 +286,15 @@ http::request<http::string_body> to_beast(origin const& o, http_request const& r
 /// CR, LF or NUL (a sandbox id or path from user input must not add headers).
 std::optional<std::string> invalid_request(http_request const& r)
 {
-    auto bad_char = [](std::string_view s) { return s.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos; };
-    if (r.method.empty() || bad_char(r.method) || r.method.find(' ') != std::string::npos)
-        return "invalid HTTP method";
+    auto bad_char = [](std::string_view s) {
+        return s.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
+    };
+    if (r.method.empty() || bad_char(r.method) || r.method.find(' ') != std::string::npos) return "invalid HTTP method";
     if (r.target.empty() || r.target.front() != '/' || bad_char(r.target) || r.target.find(' ') != std::string::npos)
         return "invalid request target";
     for (auto const& [k, v] : r.headers) {
-        if (k.empty() || bad_char(k) || k.find_first_of(" :") != std::string::npos)
-            return "invalid header name";
-        if (bad_char(v))
-            return "invalid value of header " + k;
+        if (k.empty() || bad_char(k) || k.find_first_of(" :") != std::string::npos) return "invalid header name";
+        if (bad_char(v)) return "invalid value of header " + k;
     }
     return std::nullopt;
 }
@@ -324,10 +306,7 @@ header_list from_beast(http::fields const& f)
     return out;
 }
 
-std::string path_of(std::string const& target)
-{
-    return target.substr(0, target.find('?'));
-}
+std::string path_of(std::string const& target) { return target.substr(0, target.find('?')); }
 
 // Runs `a` on the connection's strand (so close() from another thread is safe)
 // while keeping the caller's cancellation.
@@ -355,8 +334,7 @@ struct http_transport::impl {
     {
         std::lock_guard lock(mutex);
         auto& p = pools[o.key()];
-        if (!p)
-            p = std::make_shared<origin_pool>(std::max<std::size_t>(1, opts.max_connections_per_origin));
+        if (!p) p = std::make_shared<origin_pool>(std::max<std::size_t>(1, opts.max_connections_per_origin));
         return p;
     }
 
@@ -378,18 +356,15 @@ struct http_transport::impl {
             auto r = co_await (resolver.async_resolve(o.host, o.port, asio::as_tuple(asio::use_awaitable)) ||
                                timer.async_wait(asio::as_tuple(asio::use_awaitable)));
             if (r.index() == 1) {
-                if (cancelled(cs))
-                    co_return error(errc::cancelled, what + ": cancelled");
+                if (cancelled(cs)) co_return error(errc::cancelled, what + ": cancelled");
                 co_return error(errc::timed_out, what + ": name resolution deadline passed");
             }
             auto [ec, res] = std::get<0>(std::move(r));
-            if (ec)
-                co_return io_error(ec, cs, what + " (resolve)");
+            if (ec) co_return io_error(ec, cs, what + " (resolve)");
             endpoints = std::move(res);
         } else {
             auto [ec, res] = co_await resolver.async_resolve(o.host, o.port, asio::as_tuple(asio::use_awaitable));
-            if (ec)
-                co_return io_error(ec, cs, what + " (resolve)");
+            if (ec) co_return io_error(ec, cs, what + " (resolve)");
             endpoints = std::move(res);
         }
         if (o.tls) {
@@ -415,14 +390,13 @@ struct http_transport::impl {
         }
         conn->set_deadline(opts.connect_timeout);
         auto [cec, ep] = co_await conn->lowest().async_connect(endpoints, asio::as_tuple(asio::use_awaitable));
-        if (cec)
-            co_return io_error(cec, cs, what);
+        if (cec) co_return io_error(cec, cs, what);
         conn->lowest().socket().set_option(tcp::no_delay(true));
         if (o.tls) {
-            auto [hec] = co_await conn->tls->async_handshake(ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
+            auto [hec] =
+                co_await conn->tls->async_handshake(ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
             if (hec) {
-                if (cancelled(cs))
-                    co_return error(errc::cancelled, what + ": cancelled");
+                if (cancelled(cs)) co_return error(errc::cancelled, what + ": cancelled");
                 if (hec == beast::error::timeout)
                     co_return error(errc::timed_out, what + ": TLS handshake deadline passed");
                 // Certificate problems land here; the peer is refused, never retried unverified.
@@ -443,8 +417,7 @@ struct http_transport::impl {
         lease l;
         l.pool = pool_for(o);
         auto permit = co_await l.pool->slots->acquire();
-        if (!permit)
-            co_return permit.error();
+        if (!permit) co_return permit.error();
         l.permit = std::move(*permit);
         if (!fresh) {
             if (auto c = l.pool->take_idle(opts.pool_idle_timeout)) {
@@ -454,8 +427,7 @@ struct http_transport::impl {
             }
         }
         auto c = co_await connect(o);
-        if (!c)
-            co_return c.error();
+        if (!c) co_return c.error();
         l.pool->opened();
         l.conn = std::move(*c);
         co_return l;
@@ -469,14 +441,12 @@ struct http_transport::impl {
     {
         auto cs = co_await asio::this_coro::cancellation_state;
         auto [wec, wn] = co_await http::async_write(s, req, asio::as_tuple(asio::use_awaitable));
-        if (wec)
-            co_return io_error(wec, cs, what);
+        if (wec) co_return io_error(wec, cs, what);
         http::response_parser<http::string_body> p;
         p.body_limit(limit);
         auto [rec, rn] = co_await http::async_read(s, c.buffer, p, asio::as_tuple(asio::use_awaitable));
         got_bytes = rn > 0 || p.got_some();
-        if (rec)
-            co_return io_error(rec, cs, what);
+        if (rec) co_return io_error(rec, cs, what);
         auto& msg = p.get();
         keep_alive = msg.keep_alive();
         http_response out;
@@ -490,8 +460,7 @@ struct http_transport::impl {
                                                         bool fresh, bool& retry_fresh)
     {
         auto l = co_await acquire(o, fresh);
-        if (!l)
-            co_return l.error();
+        if (!l) co_return l.error();
         auto conn = l->conn;
         auto const breq = to_beast(o, req);
         std::string const what = req.method + " " + o.key() + path_of(o.base_path + req.target);
@@ -499,8 +468,10 @@ struct http_transport::impl {
         auto body = [&]() -> asio::awaitable<result<http_response>> {
             conn->set_deadline(timeout);
             if (conn->tls)
-                co_return co_await exchange(*conn->tls, *conn, breq, opts.max_response_bytes, got_bytes, keep_alive, what);
-            co_return co_await exchange(*conn->plain, *conn, breq, opts.max_response_bytes, got_bytes, keep_alive, what);
+                co_return co_await exchange(*conn->tls, *conn, breq, opts.max_response_bytes, got_bytes, keep_alive,
+                                            what);
+            co_return co_await exchange(*conn->plain, *conn, breq, opts.max_response_bytes, got_bytes, keep_alive,
+                                        what);
         };
         auto r = co_await on_strand(conn->strand, body());
         if (!r) {
@@ -516,8 +487,7 @@ struct http_transport::impl {
     void log_line(std::string const& method, origin const& o, std::string const& target, int status,
                   std::chrono::steady_clock::time_point start, std::string_view extra)
     {
-        if (!opts.logger)
-            return;
+        if (!opts.logger) return;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
         std::string line = method + " " + o.key() + path_of(o.base_path + target) + " " +
                            (status ? std::to_string(status) : std::string("-")) + " " + std::to_string(ms.count()) +
@@ -548,18 +518,16 @@ public:
         auto& c = *lease_.conn;
         c.set_deadline(timeout);
         auto [wec, wn] = co_await http::async_write(stream_, req, asio::as_tuple(asio::use_awaitable));
-        if (wec)
-            co_return io_error(wec, cs, what_);
+        if (wec) co_return io_error(wec, cs, what_);
         parser_.body_limit(boost::none);  // the envelope decoder bounds messages
-        auto [rec, rn] = co_await http::async_read_header(stream_, c.buffer, parser_, asio::as_tuple(asio::use_awaitable));
+        auto [rec, rn] =
+            co_await http::async_read_header(stream_, c.buffer, parser_, asio::as_tuple(asio::use_awaitable));
         got_bytes = rn > 0 || parser_.got_some();
-        if (rec)
-            co_return io_error(rec, cs, what_);
+        if (rec) co_return io_error(rec, cs, what_);
         status_ = static_cast<int>(parser_.get().result_int());
         headers_ = from_beast(parser_.get().base());
         keep_alive_ = parser_.get().keep_alive();
-        if (parser_.is_done())
-            finish();
+        if (parser_.is_done()) finish();
         co_return result<void>{};
     }
 
@@ -569,10 +537,8 @@ public:
 
     asio::awaitable<result<std::string>> read_some(std::chrono::milliseconds idle_timeout) override
     {
-        if (done_)
-            co_return std::string{};
-        if (closed_ || !lease_.conn)
-            co_return error(errc::cancelled, what_ + ": stream closed");
+        if (done_) co_return std::string{};
+        if (closed_ || !lease_.conn) co_return error(errc::cancelled, what_ + ": stream closed");
         auto strand = lease_.conn->strand;
         co_return co_await on_strand(strand, read_on_strand(idle_timeout));
     }
@@ -593,24 +559,21 @@ private:
         auto& c = *lease_.conn;
         std::string out;
         while (out.empty() && !done_) {
-            if (closed_)
-                co_return error(errc::cancelled, what_ + ": stream closed");
+            if (closed_) co_return error(errc::cancelled, what_ + ": stream closed");
             char buf[16384];
             parser_.get().body().data = buf;
             parser_.get().body().size = sizeof buf;
             c.set_deadline(idle_timeout);
-            auto [ec, n] = co_await http::async_read_some(stream_, c.buffer, parser_, asio::as_tuple(asio::use_awaitable));
-            if (ec == http::error::need_buffer)
-                ec = {};
+            auto [ec, n] =
+                co_await http::async_read_some(stream_, c.buffer, parser_, asio::as_tuple(asio::use_awaitable));
+            if (ec == http::error::need_buffer) ec = {};
             out.append(buf, sizeof buf - parser_.get().body().size);
             if (ec) {
                 lease_.reusable = false;
-                if (closed_)
-                    co_return error(errc::cancelled, what_ + ": stream closed");
+                if (closed_) co_return error(errc::cancelled, what_ + ": stream closed");
                 co_return io_error(ec, cs, what_);
             }
-            if (parser_.is_done())
-                finish();
+            if (parser_.is_done()) finish();
         }
         co_return out;
     }
@@ -650,12 +613,10 @@ result<std::shared_ptr<http_transport>> http_transport::create(asio::any_io_exec
                            ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
                        ec);
     p->ctx.set_default_verify_paths(ec);
-    if (ec)
-        return error(errc::invalid_argument, "cannot load the system trust store: " + ec.message());
+    if (ec) return error(errc::invalid_argument, "cannot load the system trust store: " + ec.message());
     if (p->opts.ca_file) {
         p->ctx.load_verify_file(*p->opts.ca_file, ec);
-        if (ec)
-            return error(errc::invalid_argument, "cannot load CA file '" + *p->opts.ca_file + "': " + ec.message());
+        if (ec) return error(errc::invalid_argument, "cannot load CA file '" + *p->opts.ca_file + "': " + ec.message());
     }
     p->ctx.set_verify_mode(ssl::verify_peer);
     return std::shared_ptr<http_transport>(new http_transport(std::move(p)));
@@ -664,8 +625,7 @@ result<std::shared_ptr<http_transport>> http_transport::create(asio::any_io_exec
 asio::awaitable<result<http_response>> http_transport::request(origin o, http_request req,
                                                                std::chrono::milliseconds timeout)
 {
-    if (auto why = invalid_request(req))
-        co_return error(errc::invalid_argument, *why);
+    if (auto why = invalid_request(req)) co_return error(errc::invalid_argument, *why);
     auto const start = std::chrono::steady_clock::now();
     impl_->requests.fetch_add(1);
     result<http_response> r = error(errc::cancelled, "not started");
@@ -678,8 +638,7 @@ asio::awaitable<result<http_response>> http_transport::request(origin o, http_re
         }
     } catch (boost::system::system_error const& e) {
         // A coroutine cancelled before it suspends throws operation_aborted.
-        if (e.code() != asio::error::operation_aborted)
-            throw;
+        if (e.code() != asio::error::operation_aborted) throw;
         r = error(errc::cancelled, req.method + " " + path_of(req.target) + ": cancelled");
     }
     impl_->log_line(req.method, o, req.target, r ? r->status : 0, start,
@@ -690,8 +649,7 @@ asio::awaitable<result<http_response>> http_transport::request(origin o, http_re
 asio::awaitable<result<std::unique_ptr<http_stream>>> http_transport::open_stream(origin o, http_request req,
                                                                                   std::chrono::milliseconds timeout)
 {
-    if (auto why = invalid_request(req))
-        co_return error(errc::invalid_argument, *why);
+    if (auto why = invalid_request(req)) co_return error(errc::invalid_argument, *why);
     auto const start = std::chrono::steady_clock::now();
     impl_->requests.fetch_add(1);
     auto const breq = to_beast(o, req);
@@ -722,12 +680,10 @@ asio::awaitable<result<std::unique_ptr<http_stream>>> http_transport::open_strea
                 break;
             }
             out = started.error();
-            if (!(conn->reused && !got_bytes && is_stale_connection_error(started.error().code())))
-                break;
+            if (!(conn->reused && !got_bytes && is_stale_connection_error(started.error().code()))) break;
         }
     } catch (boost::system::system_error const& e) {
-        if (e.code() != asio::error::operation_aborted)
-            throw;
+        if (e.code() != asio::error::operation_aborted) throw;
         out = error(errc::cancelled, what + ": cancelled");
     }
     impl_->log_line(req.method, o, req.target, out ? (*out)->status() : 0, start,
@@ -746,8 +702,7 @@ std::size_t http_transport::open_connections(origin const& o) const
     {
         std::lock_guard lock(impl_->mutex);
         auto it = impl_->pools.find(o.key());
-        if (it == impl_->pools.end())
-            return 0;
+        if (it == impl_->pools.end()) return 0;
         p = it->second;
     }
     std::lock_guard lock(p->mutex);

@@ -58,11 +58,11 @@ struct http_response {
 };
 
 struct transport_options {
-    std::chrono::milliseconds connect_timeout{10000};   ///< resolve + connect + TLS handshake; 0 disables
+    std::chrono::milliseconds connect_timeout{10000};  ///< resolve + connect + TLS handshake; 0 disables
     std::size_t max_connections_per_origin = 200;
     std::chrono::milliseconds pool_idle_timeout{30000};
-    std::optional<std::string> ca_file;                 ///< added to the system trust store
-    std::size_t max_response_bytes = 256u << 20;       ///< bound on a buffered response body
+    std::optional<std::string> ca_file;           ///< added to the system trust store
+    std::size_t max_response_bytes = 256u << 20;  ///< bound on a buffered response body
     log_sink logger;
 };
 

@@ -21,42 +21,34 @@ error bad(std::string_view what)
 json::value const* field(json::object const& o, std::string_view camel, std::string_view snake = {})
 {
     auto const* v = o.if_contains(camel);
-    if (!v && !snake.empty())
-        v = o.if_contains(snake);
-    if (v && v->is_null())
-        return nullptr;
+    if (!v && !snake.empty()) v = o.if_contains(snake);
+    if (v && v->is_null()) return nullptr;
     return v;
 }
 
 result<std::string> to_string(json::value const* v, std::string_view name)
 {
-    if (!v)
-        return std::string{};
-    if (!v->is_string())
-        return bad(std::string(name) + " is not a string");
+    if (!v) return std::string{};
+    if (!v->is_string()) return bad(std::string(name) + " is not a string");
     return std::string(v->get_string());
 }
 
 result<bool> to_bool(json::value const* v, std::string_view name)
 {
-    if (!v)
-        return false;
-    if (!v->is_bool())
-        return bad(std::string(name) + " is not a boolean");
+    if (!v) return false;
+    if (!v->is_bool()) return bad(std::string(name) + " is not a boolean");
     return v->get_bool();
 }
 
 /// Integers arrive as numbers or (int64 and friends) as decimal strings.
 result<std::int64_t> to_int(json::value const* v, std::string_view name, std::int64_t lo, std::int64_t hi)
 {
-    if (!v)
-        return std::int64_t{0};
+    if (!v) return std::int64_t{0};
     std::int64_t n = 0;
     if (v->is_int64()) {
         n = v->get_int64();
     } else if (v->is_uint64()) {
-        if (v->get_uint64() > static_cast<std::uint64_t>(hi))
-            return bad(std::string(name) + " out of range");
+        if (v->get_uint64() > static_cast<std::uint64_t>(hi)) return bad(std::string(name) + " out of range");
         n = static_cast<std::int64_t>(v->get_uint64());
     } else if (v->is_double()) {
         double d = v->get_double();
@@ -67,12 +59,10 @@ result<std::int64_t> to_int(json::value const* v, std::string_view name, std::in
         std::string_view s = v->get_string();
         bool neg = !s.empty() && s.front() == '-';
         std::string_view digits = neg ? s.substr(1) : s;
-        if (digits.empty() || digits.size() > 19)
-            return bad(std::string(name) + " is not an integer");
+        if (digits.empty() || digits.size() > 19) return bad(std::string(name) + " is not an integer");
         std::uint64_t u = 0;
         for (char c : digits) {
-            if (c < '0' || c > '9')
-                return bad(std::string(name) + " is not an integer");
+            if (c < '0' || c > '9') return bad(std::string(name) + " is not an integer");
             u = u * 10 + static_cast<unsigned>(c - '0');
         }
         if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
@@ -81,8 +71,7 @@ result<std::int64_t> to_int(json::value const* v, std::string_view name, std::in
     } else {
         return bad(std::string(name) + " is not an integer");
     }
-    if (n < lo || n > hi)
-        return bad(std::string(name) + " out of range");
+    if (n < lo || n > hi) return bad(std::string(name) + " out of range");
     return n;
 }
 
@@ -90,34 +79,27 @@ result<std::int64_t> to_int(json::value const* v, std::string_view name, std::in
 /// accepted too, as protobuf-JSON parsers must.
 result<std::string> to_bytes(json::value const* v, std::string_view name)
 {
-    if (!v)
-        return std::string{};
-    if (!v->is_string())
-        return bad(std::string(name) + " is not a base64 string");
+    if (!v) return std::string{};
+    if (!v->is_string()) return bad(std::string(name) + " is not a base64 string");
     std::string s(v->get_string());
-    if (auto d = detail::base64_decode(s))
-        return std::move(*d);
+    if (auto d = detail::base64_decode(s)) return std::move(*d);
     std::string unpadded = s;
     while (!unpadded.empty() && unpadded.back() == '=') unpadded.pop_back();
     if (unpadded.find_first_of("+/") == std::string::npos) {
-        if (auto d = detail::base64url_decode(unpadded))
-            return std::move(*d);
+        if (auto d = detail::base64url_decode(unpadded)) return std::move(*d);
     }
     std::string padded = unpadded;
     while (padded.size() % 4 != 0) padded.push_back('=');
     if (padded.find_first_of("-_") == std::string::npos) {
-        if (auto d = detail::base64_decode(padded))
-            return std::move(*d);
+        if (auto d = detail::base64_decode(padded)) return std::move(*d);
     }
     return bad(std::string(name) + " is not valid base64");
 }
 
 result<json::object const*> to_object(json::value const* v, std::string_view name)
 {
-    if (!v)
-        return static_cast<json::object const*>(nullptr);
-    if (!v->is_object())
-        return bad(std::string(name) + " is not an object");
+    if (!v) return static_cast<json::object const*>(nullptr);
+    if (!v->is_object()) return bad(std::string(name) + " is not an object");
     return &v->get_object();
 }
 
@@ -125,10 +107,8 @@ result<json::value> parse_json(std::string_view text)
 {
     boost::system::error_code ec;
     auto v = json::parse(text, ec);
-    if (ec)
-        return bad("invalid JSON: " + ec.message());
-    if (!v.is_object())
-        return bad("message is not a JSON object");
+    if (ec) return bad("invalid JSON: " + ec.message());
+    if (!v.is_object()) return bad("message is not a JSON object");
     return v;
 }
 
@@ -144,8 +124,7 @@ json::object selector_object(e2b::process_selector const& s)
 
 result<json::object> selector_message(e2b::process_selector const& s)
 {
-    if (!s.pid && !s.tag)
-        return error(errc::invalid_argument, "process selector needs a pid or a tag");
+    if (!s.pid && !s.tag) return error(errc::invalid_argument, "process selector needs a pid or a tag");
     json::object o;
     o["process"] = selector_object(s);
     return o;
@@ -153,8 +132,7 @@ result<json::object> selector_message(e2b::process_selector const& s)
 
 result<e2b::file_type> to_file_type(json::value const* v)
 {
-    if (!v)
-        return e2b::file_type::unspecified;
+    if (!v) return e2b::file_type::unspecified;
     if (v->is_string()) {
         std::string_view s = v->get_string();
         if (s == "FILE_TYPE_FILE" || s == "file") return e2b::file_type::file;
@@ -163,13 +141,16 @@ result<e2b::file_type> to_file_type(json::value const* v)
         return e2b::file_type::unspecified;  // unknown enum names read as the default
     }
     auto n = to_int(v, "type", std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max());
-    if (!n)
-        return n.error();
+    if (!n) return n.error();
     switch (*n) {
-    case 1: return e2b::file_type::file;
-    case 2: return e2b::file_type::directory;
-    case 3: return e2b::file_type::symlink;
-    default: return e2b::file_type::unspecified;
+        case 1:
+            return e2b::file_type::file;
+        case 2:
+            return e2b::file_type::directory;
+        case 3:
+            return e2b::file_type::symlink;
+        default:
+            return e2b::file_type::unspecified;
     }
 }
 
@@ -187,8 +168,7 @@ result<e2b::entry_info> to_entry(json::object const& o)
     auto group = to_string(field(o, "group"), "group");
     auto mtime = to_string(field(o, "modifiedTime", "modified_time"), "modifiedTime");
     for (auto const* r : {&name, &path, &perms, &owner, &group, &mtime})
-        if (!*r)
-            return r->error();
+        if (!*r) return r->error();
     if (!type) return type.error();
     if (!size) return size.error();
     if (!mode) return mode.error();
@@ -203,8 +183,7 @@ result<e2b::entry_info> to_entry(json::object const& o)
     e.modified_time = std::move(*mtime);
     if (auto const* t = field(o, "symlinkTarget", "symlink_target")) {
         auto s = to_string(t, "symlinkTarget");
-        if (!s)
-            return s.error();
+        if (!s) return s.error();
         e.symlink_target = std::move(*s);
     }
     return e;
@@ -213,16 +192,12 @@ result<e2b::entry_info> to_entry(json::object const& o)
 result<std::vector<e2b::entry_info>> to_entries(json::value const* v, std::string_view name)
 {
     std::vector<e2b::entry_info> out;
-    if (!v)
-        return out;
-    if (!v->is_array())
-        return bad(std::string(name) + " is not an array");
+    if (!v) return out;
+    if (!v->is_array()) return bad(std::string(name) + " is not an array");
     for (auto const& item : v->get_array()) {
-        if (!item.is_object())
-            return bad(std::string(name) + " holds a non-object");
+        if (!item.is_object()) return bad(std::string(name) + " holds a non-object");
         auto e = to_entry(item.get_object());
-        if (!e)
-            return e.error();
+        if (!e) return e.error();
         out.push_back(std::move(*e));
     }
     return out;
@@ -246,12 +221,10 @@ std::string start_request(e2b::start_process_params const& p)
         for (auto const& [k, v] : p.process.envs) envs[k] = v;
         process["envs"] = std::move(envs);
     }
-    if (p.process.cwd)
-        process["cwd"] = *p.process.cwd;
+    if (p.process.cwd) process["cwd"] = *p.process.cwd;
     json::object o;
     o["process"] = std::move(process);
-    if (p.tag)
-        o["tag"] = *p.tag;
+    if (p.tag) o["tag"] = *p.tag;
     o["stdin"] = p.stdin;  // optional bool: present even when false
     return json::serialize(o);
 }
@@ -259,16 +232,14 @@ std::string start_request(e2b::start_process_params const& p)
 result<std::string> selector_request(e2b::process_selector const& s)
 {
     auto o = selector_message(s);
-    if (!o)
-        return o.error();
+    if (!o) return o.error();
     return json::serialize(*o);
 }
 
 result<std::string> send_input_request(e2b::process_selector const& s, std::string_view bytes)
 {
     auto o = selector_message(s);
-    if (!o)
-        return o.error();
+    if (!o) return o.error();
     json::object input;
     input["stdin"] = detail::base64_encode(bytes);
     (*o)["input"] = std::move(input);
@@ -278,8 +249,7 @@ result<std::string> send_input_request(e2b::process_selector const& s, std::stri
 result<std::string> send_signal_request(e2b::process_selector const& s, process_signal sig)
 {
     auto o = selector_message(s);
-    if (!o)
-        return o.error();
+    if (!o) return o.error();
     (*o)["signal"] = sig == process_signal::sigkill ? "SIGNAL_SIGKILL" : "SIGNAL_SIGTERM";
     return json::serialize(*o);
 }
@@ -295,8 +265,7 @@ std::string list_dir_request(std::string_view path, std::uint32_t depth)
 {
     json::object o;
     o["path"] = path;
-    if (depth != 0)
-        o["depth"] = depth;
+    if (depth != 0) o["depth"] = depth;
     return json::serialize(o);
 }
 
@@ -313,27 +282,21 @@ std::string move_request(std::string_view source, std::string_view destination)
 result<e2b::process_event> parse_process_event(std::string_view text)
 {
     auto v = parse_json(text);
-    if (!v)
-        return v.error();
+    if (!v) return v.error();
     auto ev = to_object(field(v->get_object(), "event"), "event");
-    if (!ev)
-        return ev.error();
-    if (!*ev)
-        return bad("response without an event");
+    if (!ev) return ev.error();
+    if (!*ev) return bad("response without an event");
     auto const& e = **ev;
     if (auto const* s = field(e, "start")) {
         auto so = to_object(s, "start");
-        if (!so)
-            return so.error();
+        if (!so) return so.error();
         auto pid = to_int(field(**so, "pid"), "pid", 0, std::numeric_limits<std::uint32_t>::max());
-        if (!pid)
-            return pid.error();
+        if (!pid) return pid.error();
         return e2b::process_event{e2b::start_event{static_cast<std::uint32_t>(*pid)}};
     }
     if (auto const* d = field(e, "data")) {
         auto dobj = to_object(d, "data");
-        if (!dobj)
-            return dobj.error();
+        if (!dobj) return dobj.error();
         e2b::data_event out;
         json::value const* payload = nullptr;
         if ((payload = field(**dobj, "stdout")))
@@ -343,15 +306,13 @@ result<e2b::process_event> parse_process_event(std::string_view text)
         else if ((payload = field(**dobj, "pty")))
             out.stream = e2b::data_event::stream_kind::pty;
         auto bytes = to_bytes(payload, "data");
-        if (!bytes)
-            return bytes.error();
+        if (!bytes) return bytes.error();
         out.bytes = std::move(*bytes);
         return e2b::process_event{std::move(out)};
     }
     if (auto const* en = field(e, "end")) {
         auto eo = to_object(en, "end");
-        if (!eo)
-            return eo.error();
+        if (!eo) return eo.error();
         auto const& o = **eo;
         e2b::end_event out;
         // protobuf-JSON omits defaults: an absent exitCode is 0.
@@ -367,16 +328,14 @@ result<e2b::process_event> parse_process_event(std::string_view text)
         out.status = std::move(*status);
         if (auto const* err = field(o, "error")) {
             auto s = to_string(err, "error");
-            if (!s)
-                return s.error();
+            if (!s) return s.error();
             out.error = std::move(*s);
         }
         return e2b::process_event{std::move(out)};
     }
     if (auto const* k = field(e, "keepalive", "keep_alive")) {
         auto ko = to_object(k, "keepalive");
-        if (!ko)
-            return ko.error();
+        if (!ko) return ko.error();
         return e2b::process_event{e2b::keepalive_event{}};
     }
     return bad("event with no known kind");
@@ -385,60 +344,47 @@ result<e2b::process_event> parse_process_event(std::string_view text)
 result<std::vector<e2b::process_info>> parse_list_response(std::string_view text)
 {
     auto v = parse_json(text);
-    if (!v)
-        return v.error();
+    if (!v) return v.error();
     std::vector<e2b::process_info> out;
     auto const* ps = field(v->get_object(), "processes");
-    if (!ps)
-        return out;
-    if (!ps->is_array())
-        return bad("processes is not an array");
+    if (!ps) return out;
+    if (!ps->is_array()) return bad("processes is not an array");
     for (auto const& item : ps->get_array()) {
-        if (!item.is_object())
-            return bad("processes holds a non-object");
+        if (!item.is_object()) return bad("processes holds a non-object");
         auto const& o = item.get_object();
         e2b::process_info info;
         auto pid = to_int(field(o, "pid"), "pid", 0, std::numeric_limits<std::uint32_t>::max());
-        if (!pid)
-            return pid.error();
+        if (!pid) return pid.error();
         info.pid = static_cast<std::uint32_t>(*pid);
         if (auto const* t = field(o, "tag")) {
             auto s = to_string(t, "tag");
-            if (!s)
-                return s.error();
+            if (!s) return s.error();
             info.tag = std::move(*s);
         }
         auto cfg = to_object(field(o, "config"), "config");
-        if (!cfg)
-            return cfg.error();
+        if (!cfg) return cfg.error();
         if (*cfg) {
             auto const& c = **cfg;
             auto cmd = to_string(field(c, "cmd"), "cmd");
-            if (!cmd)
-                return cmd.error();
+            if (!cmd) return cmd.error();
             info.config.cmd = std::move(*cmd);
             if (auto const* args = field(c, "args")) {
-                if (!args->is_array())
-                    return bad("args is not an array");
+                if (!args->is_array()) return bad("args is not an array");
                 for (auto const& a : args->get_array()) {
-                    if (!a.is_string())
-                        return bad("args holds a non-string");
+                    if (!a.is_string()) return bad("args holds a non-string");
                     info.config.args.emplace_back(a.get_string());
                 }
             }
             if (auto const* envs = field(c, "envs")) {
-                if (!envs->is_object())
-                    return bad("envs is not an object");
+                if (!envs->is_object()) return bad("envs is not an object");
                 for (auto const& kv : envs->get_object()) {
-                    if (!kv.value().is_string())
-                        return bad("envs holds a non-string");
+                    if (!kv.value().is_string()) return bad("envs holds a non-string");
                     info.config.envs[std::string(kv.key())] = std::string(kv.value().get_string());
                 }
             }
             if (auto const* cwd = field(c, "cwd")) {
                 auto s = to_string(cwd, "cwd");
-                if (!s)
-                    return s.error();
+                if (!s) return s.error();
                 info.config.cwd = std::move(*s);
             }
         }
@@ -450,21 +396,17 @@ result<std::vector<e2b::process_info>> parse_list_response(std::string_view text
 result<e2b::entry_info> parse_entry_response(std::string_view text)
 {
     auto v = parse_json(text);
-    if (!v)
-        return v.error();
+    if (!v) return v.error();
     auto eo = to_object(field(v->get_object(), "entry"), "entry");
-    if (!eo)
-        return eo.error();
-    if (!*eo)
-        return bad("response without an entry");
+    if (!eo) return eo.error();
+    if (!*eo) return bad("response without an entry");
     return to_entry(**eo);
 }
 
 result<std::vector<e2b::entry_info>> parse_list_dir_response(std::string_view text)
 {
     auto v = parse_json(text);
-    if (!v)
-        return v.error();
+    if (!v) return v.error();
     return to_entries(field(v->get_object(), "entries"), "entries");
 }
 
@@ -472,28 +414,23 @@ result<std::vector<e2b::entry_info>> parse_upload_response(std::string_view text
 {
     boost::system::error_code ec;
     auto v = json::parse(text, ec);
-    if (ec)
-        return bad("invalid JSON: " + ec.message());
+    if (ec) return bad("invalid JSON: " + ec.message());
     return to_entries(&v, "upload answer");
 }
 
 result<end_of_stream> parse_end_of_stream(std::string_view text)
 {
     auto v = parse_json(text);
-    if (!v)
-        return v.error();
+    if (!v) return v.error();
     end_of_stream out;
     auto eo = to_object(field(v->get_object(), "error"), "error");
-    if (!eo)
-        return eo.error();
+    if (!eo) return eo.error();
     if (*eo) {
         out.failed = true;
         auto code = to_string(field(**eo, "code"), "error.code");
         auto msg = to_string(field(**eo, "message"), "error.message");
-        if (!code)
-            return code.error();
-        if (!msg)
-            return msg.error();
+        if (!code) return code.error();
+        if (!msg) return msg.error();
         out.code = code->empty() ? "unknown" : std::move(*code);
         out.message = std::move(*msg);
     }

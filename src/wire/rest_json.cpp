@@ -18,10 +18,7 @@ void percent(std::string& out, unsigned char c)
     out.push_back(hex[c & 15]);
 }
 
-bool alnum(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
+bool alnum(unsigned char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
 error bad(std::string_view what)
 {
@@ -38,36 +35,28 @@ result<std::string> str(json::object const& o, std::string_view name, bool requi
 {
     auto const* v = field(o, name);
     if (!v) {
-        if (required)
-            return bad("missing " + std::string(name));
+        if (required) return bad("missing " + std::string(name));
         return std::string{};
     }
-    if (!v->is_string())
-        return bad(std::string(name) + " is not a string");
+    if (!v->is_string()) return bad(std::string(name) + " is not a string");
     return std::string(v->get_string());
 }
 
 result<std::optional<std::string>> opt_str(json::object const& o, std::string_view name)
 {
     auto const* v = field(o, name);
-    if (!v)
-        return std::optional<std::string>{};
-    if (!v->is_string())
-        return bad(std::string(name) + " is not a string");
+    if (!v) return std::optional<std::string>{};
+    if (!v->is_string()) return bad(std::string(name) + " is not a string");
     return std::optional<std::string>(std::string(v->get_string()));
 }
 
 result<std::int32_t> i32(json::object const& o, std::string_view name)
 {
     auto const* v = field(o, name);
-    if (!v)
-        return 0;
-    if (v->is_int64())
-        return static_cast<std::int32_t>(v->get_int64());
-    if (v->is_uint64())
-        return static_cast<std::int32_t>(v->get_uint64());
-    if (v->is_double())
-        return static_cast<std::int32_t>(v->get_double());
+    if (!v) return 0;
+    if (v->is_int64()) return static_cast<std::int32_t>(v->get_int64());
+    if (v->is_uint64()) return static_cast<std::int32_t>(v->get_uint64());
+    if (v->is_double()) return static_cast<std::int32_t>(v->get_double());
     return bad(std::string(name) + " is not a number");
 }
 
@@ -75,13 +64,10 @@ result<e2b::metadata_map> metadata(json::object const& o)
 {
     e2b::metadata_map out;
     auto const* v = field(o, "metadata");
-    if (!v)
-        return out;
-    if (!v->is_object())
-        return bad("metadata is not an object");
+    if (!v) return out;
+    if (!v->is_object()) return bad("metadata is not an object");
     for (auto const& kv : v->get_object()) {
-        if (!kv.value().is_string())
-            return bad("metadata value is not a string");
+        if (!kv.value().is_string()) return bad("metadata value is not a string");
         out[std::string(kv.key())] = std::string(kv.value().get_string());
     }
     return out;
@@ -89,15 +75,13 @@ result<e2b::metadata_map> metadata(json::object const& o)
 
 result<json::object const*> as_object(json::value const& v)
 {
-    if (!v.is_object())
-        return bad("not a JSON object");
+    if (!v.is_object()) return bad("not a JSON object");
     return &v.get_object();
 }
 
 void register_token(std::optional<std::string> const& t)
 {
-    if (t && !t->empty())
-        secret_redactor::global().add(*t);
+    if (t && !t->empty()) secret_redactor::global().add(*t);
 }
 
 result<e2b::sandbox_info> to_info(json::object const& o, bool detail)
@@ -111,17 +95,14 @@ result<e2b::sandbox_info> to_info(json::object const& o, bool detail)
     auto envd = str(o, "envdVersion", false);
     auto state = str(o, "state", false);
     for (auto const* r : {&id, &tpl, &alias, &started, &end, &envd, &state})
-        if (!*r)
-            return r->error();
+        if (!*r) return r->error();
     auto md = metadata(o);
-    if (!md)
-        return md.error();
+    if (!md) return md.error();
     auto cpu = i32(o, "cpuCount");
     auto mem = i32(o, "memoryMB");
     auto disk = i32(o, "diskSizeMB");
     for (auto const* r : {&cpu, &mem, &disk})
-        if (!*r)
-            return r->error();
+        if (!*r) return r->error();
     i.sandbox_id = std::move(*id);
     i.template_id = std::move(*tpl);
     i.alias = std::move(*alias);
@@ -141,29 +122,22 @@ result<e2b::sandbox_info> to_info(json::object const& o, bool detail)
     if (detail) {
         auto tok = opt_str(o, "envdAccessToken");
         auto dom = opt_str(o, "domain");
-        if (!tok)
-            return tok.error();
-        if (!dom)
-            return dom.error();
+        if (!tok) return tok.error();
+        if (!dom) return dom.error();
         register_token(*tok);
         i.envd_access_token = std::move(*tok);
-        if (*dom && !(*dom)->empty())
-            i.domain = std::move(*dom);
+        if (*dom && !(*dom)->empty()) i.domain = std::move(*dom);
         if (auto const* lc = field(o, "lifecycle")) {
-            if (!lc->is_object())
-                return bad("lifecycle is not an object");
+            if (!lc->is_object()) return bad("lifecycle is not an object");
             e2b::sandbox_lifecycle l;
             auto const& lo = lc->get_object();
             if (auto const* ar = field(lo, "autoResume")) {
-                if (!ar->is_bool())
-                    return bad("lifecycle.autoResume is not a boolean");
+                if (!ar->is_bool()) return bad("lifecycle.autoResume is not a boolean");
                 l.auto_resume = ar->get_bool();
             }
             auto ot = str(lo, "onTimeout", false);
-            if (!ot)
-                return ot.error();
-            if (!ot->empty())
-                l.on_timeout = std::move(*ot);
+            if (!ot) return ot.error();
+            if (!ot->empty()) l.on_timeout = std::move(*ot);
             i.lifecycle = std::move(l);
         }
     }
@@ -174,8 +148,7 @@ result<json::value> parse(std::string_view body)
 {
     boost::system::error_code ec;
     auto v = json::parse(body, ec);
-    if (ec)
-        return bad("invalid JSON: " + ec.message());
+    if (ec) return bad("invalid JSON: " + ec.message());
     return v;
 }
 
@@ -183,11 +156,9 @@ result<json::value> parse(std::string_view body)
 result<json::object> parse_object(std::string_view body)
 {
     auto v = parse(body);
-    if (!v)
-        return v.error();
+    if (!v) return v.error();
     auto o = as_object(*v);
-    if (!o)
-        return o.error();
+    if (!o) return o.error();
     return std::move(v->get_object());
 }
 
@@ -197,8 +168,8 @@ std::string encode_uri_component(std::string_view s)
 {
     std::string out;
     for (unsigned char c : s) {
-        if (alnum(c) || c == '-' || c == '_' || c == '.' || c == '!' || c == '~' || c == '*' || c == '\'' ||
-            c == '(' || c == ')')
+        if (alnum(c) || c == '-' || c == '_' || c == '.' || c == '!' || c == '~' || c == '*' || c == '\'' || c == '(' ||
+            c == ')')
             out.push_back(static_cast<char>(c));
         else
             percent(out, c);
@@ -237,10 +208,8 @@ std::string create_body(e2b::create_sandbox_params const& p)
     o["timeout"] = p.timeout.count();
     o["secure"] = p.secure;
     o["allow_internet_access"] = p.allow_internet_access;
-    if (p.auto_pause)
-        o["autoPause"] = *p.auto_pause;
-    if (p.auto_pause_memory)
-        o["autoPauseMemory"] = *p.auto_pause_memory;
+    if (p.auto_pause) o["autoPause"] = *p.auto_pause;
+    if (p.auto_pause_memory) o["autoPauseMemory"] = *p.auto_pause_memory;
     if (p.auto_resume) {
         json::object ar;
         ar["enabled"] = *p.auto_resume;
@@ -277,8 +246,7 @@ std::string list_target(e2b::list_params const& p)
         // again as the query value (wire-notes.md: metadata=a%252520b%3Dc).
         std::string form;
         for (auto const& [k, v] : p.metadata) {
-            if (!form.empty())
-                form += '&';
+            if (!form.empty()) form += '&';
             form += form_urlencode(encode_uri_component(k)) + "=" + form_urlencode(encode_uri_component(v));
         }
         add("metadata", encode_uri_component(form));
@@ -286,74 +254,60 @@ std::string list_target(e2b::list_params const& p)
     if (!p.states.empty()) {
         std::string s;
         for (auto st : p.states) {
-            if (!s.empty())
-                s += ',';  // style=form, explode=false: a literal comma
+            if (!s.empty()) s += ',';  // style=form, explode=false: a literal comma
             s += st == e2b::sandbox_state::paused ? "paused" : "running";
         }
         add("state", s);
     }
-    if (p.limit)
-        add("limit", std::to_string(*p.limit));
-    if (p.next_token)
-        add("nextToken", encode_uri_component(*p.next_token));
+    if (p.limit) add("limit", std::to_string(*p.limit));
+    if (p.next_token) add("nextToken", encode_uri_component(*p.next_token));
     return "/v2/sandboxes" + q;
 }
 
 result<e2b::sandbox_handle> parse_sandbox(std::string_view body)
 {
     auto o = parse_object(body);
-    if (!o)
-        return o.error();
+    if (!o) return o.error();
     e2b::sandbox_handle h;
     auto id = str(*o, "sandboxID", true);
     auto tpl = str(*o, "templateID", false);
     auto alias = str(*o, "alias", false);
     auto envd = str(*o, "envdVersion", false);
     for (auto const* r : {&id, &tpl, &alias, &envd})
-        if (!*r)
-            return r->error();
+        if (!*r) return r->error();
     auto tok = opt_str(*o, "envdAccessToken");
     auto dom = opt_str(*o, "domain");
-    if (!tok)
-        return tok.error();
-    if (!dom)
-        return dom.error();
+    if (!tok) return tok.error();
+    if (!dom) return dom.error();
     register_token(*tok);
     h.sandbox_id = std::move(*id);
     h.template_id = std::move(*tpl);
     h.alias = std::move(*alias);
     h.envd_version = std::move(*envd);
     h.envd_access_token = std::move(*tok);
-    if (*dom && !(*dom)->empty())
-        h.domain = std::move(*dom);
+    if (*dom && !(*dom)->empty()) h.domain = std::move(*dom);
     return h;
 }
 
 result<e2b::sandbox_info> parse_sandbox_detail(std::string_view body)
 {
     auto o = parse_object(body);
-    if (!o)
-        return o.error();
+    if (!o) return o.error();
     return to_info(*o, true);
 }
 
 result<std::vector<e2b::sandbox_info>> parse_sandbox_list(std::string_view body)
 {
     auto v = parse(body);
-    if (!v)
-        return v.error();
+    if (!v) return v.error();
     std::vector<e2b::sandbox_info> out;
-    if (v->is_null())
-        return out;
-    if (!v->is_array())
-        return bad("sandbox list is not an array");
+    if (v->is_null()) return out;
+    if (!v->is_array()) return bad("sandbox list is not an array");
     for (auto const& item : v->get_array()) {
         auto o = as_object(item);
-        if (!o)
-            return o.error();
+        if (!o) return o.error();
         auto i = to_info(**o, false);
-        if (!i)
-            return i.error();
+        if (!i) return i.error();
         out.push_back(std::move(*i));
     }
     return out;

@@ -2,10 +2,10 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/error.hpp>
-#include <boost/beast/http/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/error.hpp>
 
 #include <algorithm>
 #include <random>
@@ -17,8 +17,7 @@ namespace prism_e2b::wire {
 
 std::optional<std::chrono::seconds> parse_retry_after(std::string const* value) noexcept
 {
-    if (!value)
-        return std::nullopt;
+    if (!value) return std::nullopt;
     std::string_view v = *value;
     while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
     while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
@@ -30,8 +29,7 @@ std::optional<std::chrono::seconds> parse_retry_after(std::string const* value) 
 std::chrono::milliseconds backoff_delay(retry_policy const& p, unsigned attempt,
                                         std::optional<std::chrono::seconds> retry_after)
 {
-    if (retry_after)
-        return std::chrono::duration_cast<std::chrono::milliseconds>(*retry_after);
+    if (retry_after) return std::chrono::duration_cast<std::chrono::milliseconds>(*retry_after);
     auto cap = p.base_delay.count() << std::min(attempt, 20u);
     cap = std::min<long long>(cap, p.max_delay.count());
     thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -39,8 +37,8 @@ std::chrono::milliseconds backoff_delay(retry_policy const& p, unsigned attempt,
     return std::chrono::milliseconds(dist(rng));
 }
 
-asio::awaitable<result<http_response>> with_retries(
-    retry_policy policy, std::function<asio::awaitable<result<http_response>>()> attempt)
+asio::awaitable<result<http_response>> with_retries(retry_policy policy,
+                                                    std::function<asio::awaitable<result<http_response>>()> attempt)
 {
     for (unsigned n = 0;; ++n) {
         auto r = co_await attempt();
@@ -61,8 +59,7 @@ asio::awaitable<result<http_response>> with_retries(
                              ec == boost::beast::http::error::partial_message || ec == asio::error::eof;
             retry = policy.idempotent && ec != make_error_code(errc::cancelled) && (cut || is_retryable(ec));
         }
-        if (!retry || n >= policy.max_retries)
-            co_return r;
+        if (!retry || n >= policy.max_retries) co_return r;
         asio::steady_timer timer(co_await asio::this_coro::executor, backoff_delay(policy, n, retry_after));
         boost::system::error_code ec;
         try {
@@ -70,8 +67,7 @@ asio::awaitable<result<http_response>> with_retries(
         } catch (boost::system::system_error const& e) {
             ec = e.code();  // cancelled before the wait started
         }
-        if (ec)
-            co_return error(errc::cancelled, "cancelled while waiting to retry");
+        if (ec) co_return error(errc::cancelled, "cancelled while waiting to retry");
     }
 }
 

@@ -37,8 +37,7 @@ boost::asio::awaitable<T> cancel_after(boost::asio::awaitable<T> op, std::chrono
     asio::cancellation_signal sig;
     asio::steady_timer t(ex, after);
     t.async_wait([&sig](boost::system::error_code ec) {
-        if (!ec)
-            sig.emit(asio::cancellation_type::terminal);
+        if (!ec) sig.emit(asio::cancellation_type::terminal);
     });
     auto r = co_await asio::co_spawn(ex, std::move(op), asio::bind_cancellation_slot(sig.slot(), asio::use_awaitable));
     t.cancel();

@@ -91,8 +91,7 @@ public:
     {
         std::lock_guard lk(mu_);
         std::vector<std::string> out;
-        for (auto const& c : calls_)
-            out.push_back(c.name);
+        for (auto const& c : calls_) out.push_back(c.name);
         return out;
     }
     std::size_t count(std::string_view name) const
@@ -106,8 +105,7 @@ public:
         std::lock_guard lk(mu_);
         std::vector<fake_call> out;
         for (auto const& c : calls_)
-            if (c.name == name)
-                out.push_back(c);
+            if (c.name == name) out.push_back(c);
         return out;
     }
     void clear_calls()
@@ -156,8 +154,7 @@ public:
     void add_sandbox(fake_sandbox sb)
     {
         std::lock_guard lk(mu_);
-        if (sb.token.empty())
-            sb.token = "envd-token-" + sb.id + "-0123456789";
+        if (sb.token.empty()) sb.token = "envd-token-" + sb.id + "-0123456789";
         secret_redactor::global().add(sb.token);
         sandboxes_[sb.id] = std::move(sb);
     }
@@ -165,8 +162,7 @@ public:
     {
         std::lock_guard lk(mu_);
         auto it = sandboxes_.find(id);
-        if (it == sandboxes_.end())
-            return std::nullopt;
+        if (it == sandboxes_.end()) return std::nullopt;
         return it->second;
     }
     std::shared_ptr<fake_process> process(std::uint32_t pid) const
@@ -179,8 +175,7 @@ public:
     void push_event(std::uint32_t pid, e2b::process_event ev)
     {
         std::lock_guard lk(mu_);
-        if (auto it = processes_.find(pid); it != processes_.end())
-            it->second->log.push_back(std::move(ev));
+        if (auto it = processes_.find(pid); it != processes_.end()) it->second->log.push_back(std::move(ev));
     }
     /// Ends a running process with an exit code (as if it exited on its own).
     void end_process(std::uint32_t pid, int code)
@@ -196,11 +191,10 @@ public:
     boost::asio::awaitable<result<e2b::sandbox_handle>> create_sandbox(e2b::create_sandbox_params params) override
     {
         std::lock_guard lk(mu_);
-        record("create_sandbox", "", "template=" + params.template_id + " timeout=" +
-                                          std::to_string(params.timeout.count()));
+        record("create_sandbox", "",
+               "template=" + params.template_id + " timeout=" + std::to_string(params.timeout.count()));
         creates_.push_back(params);
-        if (auto f = take_failure("create_sandbox"))
-            co_return *f;
+        if (auto f = take_failure("create_sandbox")) co_return *f;
         fake_sandbox sb;
         sb.id = "sbx-" + std::to_string(next_sandbox_++);
         sb.template_id = params.template_id;
@@ -221,17 +215,14 @@ public:
     {
         std::lock_guard lk(mu_);
         record("connect_sandbox", sandbox_id, "timeout=" + std::to_string(timeout.count()));
-        if (auto f = take_failure("connect_sandbox"))
-            co_return *f;
+        if (auto f = take_failure("connect_sandbox")) co_return *f;
         auto* sb = live_sandbox(sandbox_id);
-        if (!sb)
-            co_return error(errc::not_found, "sandbox not found", {"connect", 404});
+        if (!sb) co_return error(errc::not_found, "sandbox not found", {"connect", 404});
         e2b::connect_result r;
         if (sb->state == e2b::sandbox_state::paused) {
             sb->state = e2b::sandbox_state::running;
             r.outcome = e2b::connect_result::kind::resumed;
-            if (!sb->last_pause_memory)
-                drop_processes(sandbox_id);  // filesystem-only resume is a reboot
+            if (!sb->last_pause_memory) drop_processes(sandbox_id);  // filesystem-only resume is a reboot
         }
         r.sandbox.sandbox_id = sb->id;
         r.sandbox.template_id = sb->template_id;
@@ -244,8 +235,7 @@ public:
     {
         std::lock_guard lk(mu_);
         record("pause_sandbox", sandbox_id, std::string("memory=") + (memory ? "true" : "false"));
-        if (auto f = take_failure("pause_sandbox"))
-            co_return *f;
+        if (auto f = take_failure("pause_sandbox")) co_return *f;
         if (!pause_replies_.empty()) {
             auto r = pause_replies_.front();
             pause_replies_.pop_front();
@@ -267,8 +257,7 @@ public:
         sb->last_pause_memory = memory;
         if (cut_on_pause_)
             for (auto& [pid, p] : processes_)
-                if (p->sandbox_id == sandbox_id)
-                    ++p->breaks;
+                if (p->sandbox_id == sandbox_id) ++p->breaks;
         r.outcome = e2b::pause_reply::kind::paused;
         r.http_status = 204;
         co_return r;
@@ -278,11 +267,9 @@ public:
     {
         std::lock_guard lk(mu_);
         record("kill_sandbox", sandbox_id, "");
-        if (auto f = take_failure("kill_sandbox"))
-            co_return *f;
+        if (auto f = take_failure("kill_sandbox")) co_return *f;
         auto* sb = live_sandbox(sandbox_id);
-        if (!sb)
-            co_return false;
+        if (!sb) co_return false;
         sb->killed = true;
         drop_processes(sandbox_id);
         co_return true;
@@ -292,11 +279,9 @@ public:
     {
         std::lock_guard lk(mu_);
         record("get_sandbox_info", sandbox_id, "");
-        if (auto f = take_failure("get_sandbox_info"))
-            co_return *f;
+        if (auto f = take_failure("get_sandbox_info")) co_return *f;
         auto* sb = live_sandbox(sandbox_id);
-        if (!sb)
-            co_return error(errc::not_found, "sandbox not found", {"info", 404});
+        if (!sb) co_return error(errc::not_found, "sandbox not found", {"info", 404});
         co_return info_of(*sb);
     }
 
@@ -306,8 +291,7 @@ public:
         record("list_sandboxes", "", "");
         e2b::sandbox_page page;
         for (auto const& [id, sb] : sandboxes_)
-            if (!sb.killed)
-                page.sandboxes.push_back(info_of(sb));
+            if (!sb.killed) page.sandboxes.push_back(info_of(sb));
         co_return page;
     }
 
@@ -324,16 +308,13 @@ public:
     {
         std::unique_lock lk(mu_);
         std::string detail = "cmd=" + params.process.cmd;
-        for (auto const& a : params.process.args)
-            detail += " " + a;
+        for (auto const& a : params.process.args) detail += " " + a;
         detail += " cwd=" + params.process.cwd.value_or("") + " timeout=" + std::to_string(params.timeout.count()) +
                   " stdin=" + (params.stdin ? "true" : "false");
         record("start_process", target.sandbox_id, detail);
         starts_.push_back(params);
-        if (auto f = take_failure("start_process"))
-            co_return *f;
-        if (auto e = check_envd(target, "process.Start"))
-            co_return *e;
+        if (auto f = take_failure("start_process")) co_return *f;
+        if (auto e = check_envd(target, "process.Start")) co_return *e;
         process_script script;
         if (!scripts_.empty()) {
             script = std::move(scripts_.front());
@@ -347,12 +328,16 @@ public:
         p->log = script.events;
         p->echo_stdin = script.echo_stdin;
         switch (script.after) {
-        case process_script::then::exit:
-            p->log.push_back(e2b::end_event{script.exit_code, true, "exit status " + std::to_string(script.exit_code), {}});
-            p->ended = true;
-            break;
-        case process_script::then::cut: p->cut = true; break;
-        case process_script::then::wait_for_signal: break;
+            case process_script::then::exit:
+                p->log.push_back(
+                    e2b::end_event{script.exit_code, true, "exit status " + std::to_string(script.exit_code), {}});
+                p->ended = true;
+                break;
+            case process_script::then::cut:
+                p->cut = true;
+                break;
+            case process_script::then::wait_for_signal:
+                break;
         }
         processes_[p->pid] = p;
         lk.unlock();
@@ -366,10 +351,8 @@ public:
         std::unique_lock lk(mu_);
         record("connect_process", target.sandbox_id,
                "pid=" + std::to_string(selector.pid.value_or(0)) + " timeout=" + std::to_string(timeout.count()));
-        if (auto f = take_failure("connect_process"))
-            co_return *f;
-        if (auto e = check_envd(target, "process.Connect"))
-            co_return *e;
+        if (auto f = take_failure("connect_process")) co_return *f;
+        if (auto e = check_envd(target, "process.Connect")) co_return *e;
         auto p = find_process(target.sandbox_id, selector);
         if (!p || p->ended)
             co_return error(errc::not_found, "process not found", {"process.Connect", 200, "not_found"});
@@ -384,14 +367,11 @@ public:
     {
         std::lock_guard lk(mu_);
         record("list_processes", target.sandbox_id, "");
-        if (auto f = take_failure("list_processes"))
-            co_return *f;
-        if (auto e = check_envd(target, "process.List"))
-            co_return *e;
+        if (auto f = take_failure("list_processes")) co_return *f;
+        if (auto e = check_envd(target, "process.List")) co_return *e;
         std::vector<e2b::process_info> out;
         for (auto const& [pid, p] : processes_)
-            if (p->sandbox_id == target.sandbox_id && !p->ended)
-                out.push_back({p->config, pid, p->tag});
+            if (p->sandbox_id == target.sandbox_id && !p->ended) out.push_back({p->config, pid, p->tag});
         co_return out;
     }
 
@@ -401,14 +381,12 @@ public:
         std::lock_guard lk(mu_);
         record("send_stdin", target.sandbox_id,
                "pid=" + std::to_string(selector.pid.value_or(0)) + " bytes=" + std::to_string(bytes.size()));
-        if (auto f = take_failure("send_stdin"))
-            co_return *f;
+        if (auto f = take_failure("send_stdin")) co_return *f;
         auto p = find_process(target.sandbox_id, selector);
         if (!p || p->ended)
             co_return error(errc::not_found, "process not found", {"process.SendInput", 404, "not_found"});
         p->stdin_data += bytes;
-        if (p->echo_stdin)
-            p->log.push_back(stdout_event(bytes));
+        if (p->echo_stdin) p->log.push_back(stdout_event(bytes));
         co_return result<void>();
     }
 
@@ -430,13 +408,13 @@ public:
         record("send_signal", target.sandbox_id,
                (selector.pid ? "pid=" + std::to_string(*selector.pid) : "tag=" + selector.tag.value_or("")) +
                    (sig == process_signal::sigkill ? " SIGKILL" : " SIGTERM"));
-        if (auto f = take_failure("send_signal"))
-            co_return *f;
+        if (auto f = take_failure("send_signal")) co_return *f;
         auto p = find_process(target.sandbox_id, selector);
         if (!p || p->ended)
             co_return error(errc::not_found, "process not found", {"process.SendSignal", 404, "not_found"});
         p->signals.push_back(sig);
-        p->log.push_back(e2b::end_event{-1, false, sig == process_signal::sigkill ? "signal: killed" : "signal: terminated", {}});
+        p->log.push_back(
+            e2b::end_event{-1, false, sig == process_signal::sigkill ? "signal: killed" : "signal: terminated", {}});
         p->ended = true;
         p->cut = false;
         co_return result<void>();
@@ -460,10 +438,8 @@ public:
     {
         std::lock_guard lk(mu_);
         record("make_dir", target.sandbox_id, path);
-        if (auto f = take_failure("make_dir"))
-            co_return *f;
-        if (auto e = check_envd(target, "filesystem.MakeDir"))
-            co_return *e;
+        if (auto f = take_failure("make_dir")) co_return *f;
+        if (auto e = check_envd(target, "filesystem.MakeDir")) co_return *e;
         co_return true;
     }
     boost::asio::awaitable<result<e2b::entry_info>> stat(e2b::envd_target target, std::string path) override
@@ -524,14 +500,11 @@ private:
                     co_return error(errc::cancelled, "stream read cancelled", {"process.stream"});
                 {
                     std::lock_guard lk(client_->mu_);
-                    if (closed_)
-                        co_return error(errc::cancelled, "stream closed", {"process.stream"});
+                    if (closed_) co_return error(errc::cancelled, "stream closed", {"process.stream"});
                     if (p_->breaks != breaks_)
                         co_return error(errc::unknown_outcome, "stream cut by a pause", {"process.stream"});
-                    if (index_ < p_->log.size())
-                        co_return std::optional<e2b::process_event>(p_->log[index_++]);
-                    if (p_->ended)
-                        co_return std::optional<e2b::process_event>();
+                    if (index_ < p_->log.size()) co_return std::optional<e2b::process_event>(p_->log[index_++]);
+                    if (p_->ended) co_return std::optional<e2b::process_event>();
                     if (p_->cut)
                         co_return error(errc::unknown_outcome, "stream cut before the end event", {"process.stream"});
                     if (client_->live_sandbox(p_->sandbox_id) == nullptr)
@@ -539,8 +512,7 @@ private:
                 }
                 t.expires_after(std::chrono::milliseconds(2));
                 auto [ec] = co_await t.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-                if (ec)
-                    co_return error(errc::cancelled, "stream read cancelled", {"process.stream"});
+                if (ec) co_return error(errc::cancelled, "stream read cancelled", {"process.stream"});
             }
         }
         void close() noexcept override
@@ -566,8 +538,7 @@ private:
     std::optional<error> take_failure(std::string const& name)
     {
         auto it = failures_.find(name);
-        if (it == failures_.end() || it->second.empty())
-            return std::nullopt;
+        if (it == failures_.end() || it->second.empty()) return std::nullopt;
         auto e = it->second.front();
         it->second.pop_front();
         return e;
@@ -581,8 +552,7 @@ private:
     std::optional<error> check_envd(e2b::envd_target const& t, char const* op)
     {
         auto* sb = live_sandbox(t.sandbox_id);
-        if (!sb)
-            return error(errc::not_found, "sandbox not found", {op, 404});
+        if (!sb) return error(errc::not_found, "sandbox not found", {op, 404});
         if (sb->state != e2b::sandbox_state::running)
             return error(errc::server_error, "sandbox is not running", {op, 502});
         if (!t.access_token || *t.access_token != sb->token)
@@ -592,7 +562,8 @@ private:
     std::shared_ptr<fake_process> find_process(std::string const& sandbox_id, e2b::process_selector const& sel)
     {
         for (auto const& [pid, p] : processes_)
-            if (p->sandbox_id == sandbox_id && ((sel.pid && *sel.pid == pid) || (!sel.pid && sel.tag && p->tag == sel.tag)))
+            if (p->sandbox_id == sandbox_id &&
+                ((sel.pid && *sel.pid == pid) || (!sel.pid && sel.tag && p->tag == sel.tag)))
                 return p;
         return nullptr;
     }

@@ -18,27 +18,24 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
-#include <openssl/rand.h>
-
 #include <chrono>
 #include <map>
 #include <memory>
+#include <openssl/rand.h>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
-#include <vector>
-
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <thread>
+#include <vector>
 
 namespace prism_e2b::test {
 
 inline std::string random_token(std::size_t bytes = 16)
 {
     std::vector<unsigned char> b(bytes);
-    if (RAND_bytes(b.data(), static_cast<int>(b.size())) != 1)
-        throw std::runtime_error("RAND_bytes failed");
+    if (RAND_bytes(b.data(), static_cast<int>(b.size())) != 1) throw std::runtime_error("RAND_bytes failed");
     static constexpr char hexd[] = "0123456789abcdef";
     std::string out;
     for (auto c : b) {
@@ -63,8 +60,7 @@ public:
         server_ = std::make_unique<local::server>(ioc_.get_executor(), opts);
         if (auto r = server_->start(); !r)
             throw std::runtime_error("local server failed to start: " + r.error().to_string());
-        for (int i = 0; i < 2; ++i)
-            threads_.emplace_back([this] { ioc_.run(); });
+        for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { ioc_.run(); });
     }
     local_server_fixture() : local_server_fixture([](local::server_options&) {}) {}
 
@@ -73,8 +69,7 @@ public:
         server_->stop();
         work_.reset();
         ioc_.stop();
-        for (auto& t : threads_)
-            t.join();
+        for (auto& t : threads_) t.join();
     }
 
     std::string api_url() const { return server_->api_url(); }
@@ -118,7 +113,8 @@ public:
         ::setsockopt(sock_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     }
 
-    http_reply request(std::string const& method, std::string const& target, std::string body = {}, header_pairs headers = {})
+    http_reply request(std::string const& method, std::string const& target, std::string body = {},
+                       header_pairs headers = {})
     {
         namespace http = boost::beast::http;
         http::request<http::string_body> req{http::string_to_verb(method), target, 11};
@@ -126,11 +122,9 @@ public:
         bool has_ct = false;
         for (auto& [n, v] : headers) {
             req.set(n, v);
-            if (boost::beast::iequals(n, "content-type"))
-                has_ct = true;
+            if (boost::beast::iequals(n, "content-type")) has_ct = true;
         }
-        if (!has_ct && !body.empty())
-            req.set(http::field::content_type, "application/json");
+        if (!has_ct && !body.empty()) req.set(http::field::content_type, "application/json");
         req.body() = std::move(body);
         req.prepare_payload();
         http::write(sock_, req);
@@ -142,8 +136,7 @@ public:
         out.status = static_cast<int>(res.result_int());
         for (auto const& f : res) {
             std::string n(f.name_string());
-            for (auto& c : n)
-                c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            for (auto& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
             out.headers[n] = std::string(f.value());
         }
         out.body = std::move(res.body());
@@ -173,8 +166,7 @@ public:
         req.set(http::field::host, "127.0.0.1");
         req.set(http::field::content_type, "application/connect+json");
         req.set("Connect-Protocol-Version", "1");
-        for (auto& [n, v] : headers)
-            req.set(n, v);
+        for (auto& [n, v] : headers) req.set(n, v);
         req.body() = raw_body ? request_json : wire::encode_envelope(request_json);
         req.prepare_payload();
         http::write(sock_, req);
@@ -195,14 +187,12 @@ public:
                 pending_.erase(pending_.begin());
                 return e;
             }
-            if (parser_.is_done() || failed_)
-                return std::nullopt;
+            if (parser_.is_done() || failed_) return std::nullopt;
             boost::beast::error_code ec;
             http::read_some(sock_, buffer_, parser_, ec);
             auto& body = parser_.get().body();
             if (!body.empty()) {
-                if (!decoder_.feed(body, pending_))
-                    throw std::runtime_error("bad envelope from server");
+                if (!decoder_.feed(body, pending_)) throw std::runtime_error("bad envelope from server");
                 body.clear();
             }
             if (ec) {
@@ -217,15 +207,13 @@ public:
     {
         for (;;) {
             auto e = next();
-            if (!e)
-                return std::nullopt;
+            if (!e) return std::nullopt;
             auto v = boost::json::parse(e->payload).as_object();
             if (e->end_stream()) {
                 end_ = v;
                 return std::nullopt;
             }
-            if (skip_keepalive && v.contains("event") && v["event"].as_object().contains("keepalive"))
-                continue;
+            if (skip_keepalive && v.contains("event") && v["event"].as_object().contains("keepalive")) continue;
             return v;
         }
     }
@@ -258,15 +246,18 @@ struct sandbox_ref {
 
 inline header_pairs api_headers(local_server_fixture const& f) { return {{"X-API-KEY", f.api_key()}}; }
 inline header_pairs admin_headers(local_server_fixture const& f) { return {{"X-Admin-Token", f.admin_token()}}; }
-inline header_pairs envd_headers(sandbox_ref const& sb) { return {{"E2b-Sandbox-Id", sb.id}, {"X-Access-Token", sb.token}}; }
+inline header_pairs envd_headers(sandbox_ref const& sb)
+{
+    return {{"E2b-Sandbox-Id", sb.id}, {"X-Access-Token", sb.token}};
+}
 
 /// POST /sandboxes; throws unless 201.
-inline sandbox_ref create_sandbox(local_server_fixture const& f, std::string body = R"({"templateID":"base","timeout":300})")
+inline sandbox_ref create_sandbox(local_server_fixture const& f,
+                                  std::string body = R"({"templateID":"base","timeout":300})")
 {
     raw_http c(f.port());
     auto r = c.request("POST", "/sandboxes", std::move(body), api_headers(f));
-    if (r.status != 201)
-        throw std::runtime_error("create answered " + std::to_string(r.status) + ": " + r.body);
+    if (r.status != 201) throw std::runtime_error("create answered " + std::to_string(r.status) + ": " + r.body);
     auto o = r.json().as_object();
     return {std::string(o["sandboxID"].as_string()), std::string(o["envdAccessToken"].as_string())};
 }
@@ -277,8 +268,7 @@ inline std::string start_json(std::string const& script, bool open_stdin = false
     boost::json::object proc;
     proc["cmd"] = "/bin/bash";
     proc["args"] = boost::json::array{"-c", script};
-    if (!cwd.empty())
-        proc["cwd"] = cwd;
+    if (!cwd.empty()) proc["cwd"] = cwd;
     boost::json::object o;
     o["process"] = std::move(proc);
     o["stdin"] = open_stdin;
@@ -308,10 +298,8 @@ inline run_result run_command(local_server_fixture const& f, sandbox_ref const& 
             out.pid = static_cast<std::uint32_t>(e["start"].as_object()["pid"].to_number<std::int64_t>());
         else if (e.contains("data")) {
             auto& d = e["data"].as_object();
-            if (d.contains("stdout"))
-                out.stdout_text += decode_b64_for_tests(d["stdout"].as_string());
-            if (d.contains("stderr"))
-                out.stderr_text += decode_b64_for_tests(d["stderr"].as_string());
+            if (d.contains("stdout")) out.stdout_text += decode_b64_for_tests(d["stdout"].as_string());
+            if (d.contains("stderr")) out.stderr_text += decode_b64_for_tests(d["stderr"].as_string());
         } else if (e.contains("end"))
             out.end = e["end"].as_object();
     }
@@ -325,11 +313,9 @@ inline std::string decode_b64_for_tests(std::string_view s)
     unsigned buf = 0;
     int bits = 0;
     for (char c : s) {
-        if (c == '=')
-            break;
+        if (c == '=') break;
         auto const v = alphabet.find(c);
-        if (v == std::string_view::npos)
-            throw std::runtime_error("bad base64 from server");
+        if (v == std::string_view::npos) throw std::runtime_error("bad base64 from server");
         buf = (buf << 6) | static_cast<unsigned>(v);
         bits += 6;
         if (bits >= 8) {

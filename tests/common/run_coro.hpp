@@ -26,8 +26,7 @@ auto run_coro(MakeAwaitable make, std::chrono::milliseconds timeout = std::chron
     boost::asio::io_context ioc(threads);
     auto fut = boost::asio::co_spawn(ioc, make(ioc.get_executor()), boost::asio::use_future);
     std::vector<std::thread> pool;
-    for (int i = 1; i < threads; ++i)
-        pool.emplace_back([&] { ioc.run(); });
+    for (int i = 1; i < threads; ++i) pool.emplace_back([&] { ioc.run(); });
     auto const deadline = std::chrono::steady_clock::now() + timeout;
     while (fut.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) {
         if (std::chrono::steady_clock::now() > deadline) {

@@ -1,13 +1,13 @@
 // Secret canary: a full adapter scenario with a canary API key. No log line,
 // error text, what(), ref, label, status, process argv/env or session info may
 // contain the key or the envd access token.
-#include "local_server_fixture.hpp"
-#include "run_coro.hpp"
-
 #include <prism_e2b/e2b_sandbox.hpp>
 #include <prism_e2b/process_recovery.hpp>
 #include <prism_e2b/process_ref.hpp>
 #include <prism_e2b/process_sessions.hpp>
+
+#include "local_server_fixture.hpp"
+#include "run_coro.hpp"
 
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
@@ -88,8 +88,7 @@ BOOST_AUTO_TEST_CASE(no_secret_reaches_logs_errors_refs_labels_status_or_process
             auto sb = *created;
             token = access_token_of(f, sb->id());
             BOOST_TEST_REQUIRE(token.size() >= 8u);
-            for (auto const& [k, v] : sb->labels())
-                ev.add("label", k + "=" + v);
+            for (auto const& [k, v] : sb->labels()) ev.add("label", k + "=" + v);
 
             // What the process sees: argv, environment.
             auto env = co_await sb->exec(shell("env; cat /proc/self/cmdline | tr '\\0' ' '"));
@@ -101,8 +100,7 @@ BOOST_AUTO_TEST_CASE(no_secret_reaches_logs_errors_refs_labels_status_or_process
 
             process_request empty;  // no file: invalid
             auto h = co_await sb->start_process(std::move(empty));
-            if (!h)
-                ev.add("start error", h.error().to_string());
+            if (!h) ev.add("start error", h.error().to_string());
             process_request pr;
             pr.file = "/bin/sleep";
             pr.args = {"600"};
@@ -165,8 +163,7 @@ BOOST_AUTO_TEST_CASE(no_secret_reaches_logs_errors_refs_labels_status_or_process
             auto backend = create_e2b_process_recovery_backend(sb, {sb->id(), "/workspace", {{"app.owner", "alice"}}});
             auto attached = co_await backend->attach((*sleeper)->ref(), nullptr);
             BOOST_TEST(attached != nullptr);
-            if (attached)
-                co_await attached->kill();
+            if (attached) co_await attached->kill();
             auto k = co_await sb->kill();
             BOOST_TEST(k.has_value());
         },

@@ -1,13 +1,13 @@
 // The E2B adapter end to end: create_e2b_sandbox/connect_e2b_sandbox with the
 // real client (make_client) against the in-process local server.
-#include "coro_helpers.hpp"
-#include "local_server_fixture.hpp"
-#include "run_coro.hpp"
-
 #include <prism_e2b/e2b_sandbox.hpp>
 #include <prism_e2b/process_recovery.hpp>
 #include <prism_e2b/process_ref.hpp>
 #include <prism_e2b/process_sessions.hpp>
+
+#include "coro_helpers.hpp"
+#include "local_server_fixture.hpp"
+#include "run_coro.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -68,11 +68,9 @@ process_request proc(std::string file, A... args)
 asio::awaitable<std::string> sh(std::shared_ptr<e2b_sandbox> sb, std::string script)
 {
     auto r = co_await sb->exec(shell(std::move(script)));
-    if (!r)
-        co_return "<error: " + r.error().to_string() + ">";
+    if (!r) co_return "<error: " + r.error().to_string() + ">";
     auto s = r->stdout_data;
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
-        s.pop_back();
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
     co_return s;
 }
 
@@ -80,9 +78,9 @@ asio::awaitable<std::string> sh(std::shared_ptr<e2b_sandbox> sb, std::string scr
 asio::awaitable<bool> process_gone(std::shared_ptr<e2b_sandbox> sb, std::string pidfile)
 {
     for (int i = 0; i < 100; ++i) {
-        auto out = co_await sh(sb, "p=$(cat " + pidfile + "); if kill -0 $p 2>/dev/null; then echo alive; else echo gone; fi");
-        if (out == "gone")
-            co_return true;
+        auto out =
+            co_await sh(sb, "p=$(cat " + pidfile + "); if kill -0 $p 2>/dev/null; then echo alive; else echo gone; fi");
+        if (out == "gone") co_return true;
         co_await sleep_for(std::chrono::milliseconds(50));
     }
     co_return false;
@@ -310,13 +308,11 @@ BOOST_AUTO_TEST_CASE(fan_out_200_execs_never_exceed_max_concurrent_execs)
             for (int i = 0; i < 200; ++i) {
                 asio::co_spawn(ex, sb->exec(shell("sleep 0.02; echo " + std::to_string(i))),
                                [&, i](std::exception_ptr, result<exec_result> r) {
-                                   if (r && r->exit_code == 0 && r->stdout_data == std::to_string(i) + "\n")
-                                       ++ok;
+                                   if (r && r->exit_code == 0 && r->stdout_data == std::to_string(i) + "\n") ++ok;
                                    ++done;
                                });
             }
-            for (int i = 0; i < 2400 && done < 200; ++i)
-                co_await sleep_for(std::chrono::milliseconds(50));
+            for (int i = 0; i < 2400 && done < 200; ++i) co_await sleep_for(std::chrono::milliseconds(50));
             BOOST_TEST(done.load() == 200);
             BOOST_TEST(ok.load() == 200);
             auto const peak = f.server().peak_concurrent_execs(sb->id());
@@ -401,8 +397,7 @@ BOOST_AUTO_TEST_CASE(processes_io_attach_after_memory_and_filesystem_pause)
                 auto v24_ = co_await (*cat)->write("ping\n");
                 BOOST_TEST(v24_.has_value());
             }
-            for (int i = 0; i < 100 && out.get() != "ping\n"; ++i)
-                co_await sleep_for(std::chrono::milliseconds(20));
+            for (int i = 0; i < 100 && out.get() != "ping\n"; ++i) co_await sleep_for(std::chrono::milliseconds(20));
             BOOST_TEST(out.get() == "ping\n");
             {
                 auto v25_ = co_await (*cat)->close_stdin();
@@ -574,8 +569,7 @@ BOOST_AUTO_TEST_CASE(process_sessions_over_the_real_sandbox)
                 BOOST_TEST(page->data.size() <= 5u);
                 all += page->data;
                 cursor = page->cursor;
-                if (page->eof)
-                    break;
+                if (page->eof) break;
             }
             BOOST_TEST(all == "got:hello\n");
             auto stranger = co_await ps->kill("mallory", *id);

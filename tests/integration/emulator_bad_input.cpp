@@ -39,7 +39,8 @@ BOOST_AUTO_TEST_CASE(control_plane_rejects_bad_json_and_credentials)
     BOOST_TEST(c.request("POST", "/sandboxes", R"({"timeout":5})", api_headers(f)).status == 400);
     BOOST_TEST(c.request("POST", "/sandboxes", R"({"templateID":"base","timeout":"x"})", api_headers(f)).status == 400);
     BOOST_TEST(c.request("POST", "/sandboxes", R"({"templateID":"base","timeout":-1})", api_headers(f)).status == 400);
-    BOOST_TEST(c.request("POST", "/sandboxes", R"({"templateID":"base","metadata":{"a":1}})", api_headers(f)).status == 400);
+    BOOST_TEST(c.request("POST", "/sandboxes", R"({"templateID":"base","metadata":{"a":1}})", api_headers(f)).status ==
+               400);
     auto unauth = c.request("POST", "/sandboxes", R"({"templateID":"base"})", {{"X-API-KEY", "nope"}});
     BOOST_TEST(unauth.status == 401);
     BOOST_TEST(unauth.json().as_object()["code"].as_int64() == 401);
@@ -49,7 +50,8 @@ BOOST_AUTO_TEST_CASE(control_plane_rejects_bad_json_and_credentials)
     BOOST_TEST(c.request("POST", "/sandboxes/doesnotexist/connect", R"({"timeout":5})", api_headers(f)).status == 404);
     auto sb = create_sandbox(f);
     BOOST_TEST(c.request("POST", "/sandboxes/" + sb.id + "/connect", {}, api_headers(f)).status == 400);
-    BOOST_TEST(c.request("POST", "/sandboxes/" + sb.id + "/pause", R"({"memory":"yes"})", api_headers(f)).status == 400);
+    BOOST_TEST(c.request("POST", "/sandboxes/" + sb.id + "/pause", R"({"memory":"yes"})", api_headers(f)).status ==
+               400);
     // Still serving.
     BOOST_TEST(c.request("GET", "/sandboxes/" + sb.id, {}, api_headers(f)).status == 200);
 }
@@ -67,10 +69,13 @@ BOOST_AUTO_TEST_CASE(envd_rejects_wrong_tokens)
     BOOST_TEST(c.request("GET", "/files?path=/workspace", {}, {{"E2b-Sandbox-Id", sb.id}}).status == 401);
     // Routing by Host works as well.
     auto byhost = c.request("POST", "/process.Process/List", "{}",
-                            {{"Host", "49983-" + sb.id + ".e2b.local"}, {"X-Access-Token", sb.token}, {"Content-Type", "application/json"}});
+                            {{"Host", "49983-" + sb.id + ".e2b.local"},
+                             {"X-Access-Token", sb.token},
+                             {"Content-Type", "application/json"}});
     BOOST_TEST(byhost.status == 200);
     BOOST_TEST(c.request("GET", "/health", {}, {{"E2b-Sandbox-Id", "nosuchsandbox"}}).status == 502);
-    event_stream s(f.port(), "/process.Process/Start", start_json("echo x"), {{"E2b-Sandbox-Id", sb.id}, {"X-Access-Token", "bad"}});
+    event_stream s(f.port(), "/process.Process/Start", start_json("echo x"),
+                   {{"E2b-Sandbox-Id", sb.id}, {"X-Access-Token", "bad"}});
     BOOST_TEST(s.status() == 401);
 }
 
@@ -91,8 +96,8 @@ BOOST_AUTO_TEST_CASE(bad_envelopes_and_messages_end_the_stream_with_an_error)
     check(std::string("\x00\x7f\xff\xff\xff{}", 7), true, "invalid_argument");         // absurd length
     check(std::string("\x01\x00\x00\x00\x02{}", 7), true, "invalid_argument");         // compressed flag
     check("not json", false, "invalid_argument");                                      // bad message
-    check(R"({"process":{"args":["x"]}})", false, "invalid_argument");                  // no cmd
-    check(R"({"process":{"cmd":"/nonexistent/binary"}})", false, "invalid_argument");   // exec fails
+    check(R"({"process":{"args":["x"]}})", false, "invalid_argument");                 // no cmd
+    check(R"({"process":{"cmd":"/nonexistent/binary"}})", false, "invalid_argument");  // exec fails
     check(R"({"process":{"cmd":"/bin/true","cwd":"/workspace/missing"}})", false, "invalid_argument");
     // Connect to an unknown pid.
     event_stream s(f.port(), "/process.Process/Connect", R"({"process":{"pid":4000000000}})", envd_headers(sb));
@@ -109,7 +114,8 @@ BOOST_AUTO_TEST_CASE(unary_rpcs_reject_bad_input)
     auto sb = create_sandbox(f);
     raw_http c(f.port());
     auto h = rpc_headers(sb);
-    auto r = c.request("POST", "/process.Process/SendSignal", R"({"process":{"pid":99999999},"signal":"SIGNAL_SIGKILL"})", h);
+    auto r = c.request("POST", "/process.Process/SendSignal",
+                       R"({"process":{"pid":99999999},"signal":"SIGNAL_SIGKILL"})", h);
     BOOST_TEST(r.status == 404);
     BOOST_TEST(code_of(r) == "not_found");
     r = c.request("POST", "/process.Process/SendInput", "{oops", h);
@@ -121,12 +127,15 @@ BOOST_AUTO_TEST_CASE(unary_rpcs_reject_bad_input)
     auto st = s.next_event();
     BOOST_REQUIRE(st);
     auto pid = std::to_string((*st)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>());
-    r = c.request("POST", "/process.Process/SendInput", R"({"process":{"pid":)" + pid + R"(},"input":{"stdin":"!!notbase64"}})", h);
+    r = c.request("POST", "/process.Process/SendInput",
+                  R"({"process":{"pid":)" + pid + R"(},"input":{"stdin":"!!notbase64"}})", h);
     BOOST_TEST(r.status == 400);
     BOOST_TEST(code_of(r) == "invalid_argument");
-    r = c.request("POST", "/process.Process/SendInput", R"({"process":{"pid":)" + pid + R"(},"input":{"stdin":"aGkK"}})", h);
+    r = c.request("POST", "/process.Process/SendInput",
+                  R"({"process":{"pid":)" + pid + R"(},"input":{"stdin":"aGkK"}})", h);
     BOOST_TEST(r.status == 200);
-    r = c.request("POST", "/process.Process/SendSignal", R"({"process":{"pid":)" + pid + R"(},"signal":"SIGNAL_BOGUS"})", h);
+    r = c.request("POST", "/process.Process/SendSignal",
+                  R"({"process":{"pid":)" + pid + R"(},"signal":"SIGNAL_BOGUS"})", h);
     BOOST_TEST(r.status == 400);
     r = c.request("POST", "/process.Process/CloseStdin", R"({"process":{"pid":)" + pid + "}}", h);
     BOOST_TEST(r.status == 200);
@@ -134,10 +143,8 @@ BOOST_AUTO_TEST_CASE(unary_rpcs_reject_bad_input)
     std::optional<json::object> end;
     while (auto ev = s.next_event()) {
         auto& e = (*ev)["event"].as_object();
-        if (e.contains("data"))
-            out += decode_b64_for_tests(e["data"].as_object()["stdout"].as_string());
-        if (e.contains("end"))
-            end = e["end"].as_object();
+        if (e.contains("data")) out += decode_b64_for_tests(e["data"].as_object()["stdout"].as_string());
+        if (e.contains("end")) end = e["end"].as_object();
     }
     BOOST_TEST(out == "hi\n");
     BOOST_REQUIRE(end);
@@ -155,17 +162,19 @@ BOOST_AUTO_TEST_CASE(input_to_a_closed_stdin_is_an_error_not_a_sigpipe)
 {
     local_server_fixture f;
     auto sb = create_sandbox(f);
-    event_stream s(f.port(), "/process.Process/Start", start_json("exec 0<&-; echo closed; sleep 5", true), envd_headers(sb));
+    event_stream s(f.port(), "/process.Process/Start", start_json("exec 0<&-; echo closed; sleep 5", true),
+                   envd_headers(sb));
     auto st = s.next_event();
     BOOST_REQUIRE(st);
     auto pid = std::to_string((*st)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>());
     BOOST_REQUIRE(s.next_event());  // "closed": stdin is gone now
     raw_http c(f.port());
-    auto r = c.request("POST", "/process.Process/SendInput", R"({"process":{"pid":)" + pid + R"(},"input":{"stdin":"aGkK"}})", rpc_headers(sb));
+    auto r = c.request("POST", "/process.Process/SendInput",
+                       R"({"process":{"pid":)" + pid + R"(},"input":{"stdin":"aGkK"}})", rpc_headers(sb));
     BOOST_TEST(r.status == 400);
     BOOST_TEST(code_of(r) == "invalid_argument");
-    BOOST_TEST(c.request("POST", "/process.Process/SendSignal", R"({"process":{"pid":)" + pid + R"(},"signal":"SIGNAL_SIGKILL"})",
-                         rpc_headers(sb))
+    BOOST_TEST(c.request("POST", "/process.Process/SendSignal",
+                         R"({"process":{"pid":)" + pid + R"(},"signal":"SIGNAL_SIGKILL"})", rpc_headers(sb))
                    .status == 200);
 }
 
@@ -177,20 +186,26 @@ BOOST_AUTO_TEST_CASE(traversal_out_of_the_sandbox_is_refused)
     auto h = envd_headers(sb);
     BOOST_TEST(c.request("GET", "/files?path=../../../etc/passwd", {}, h).status == 400);
     BOOST_TEST(c.request("GET", "/files?path=/workspace/../../../etc/passwd", {}, h).status == 400);
-    BOOST_TEST(c.request("POST", "/files?path=/../escape.txt", "x", {h[0], h[1], {"Content-Type", "application/octet-stream"}}).status == 400);
+    BOOST_TEST(
+        c.request("POST", "/files?path=/../escape.txt", "x", {h[0], h[1], {"Content-Type", "application/octet-stream"}})
+            .status == 400);
     auto r = c.request("POST", "/filesystem.Filesystem/ListDir", R"({"path":"/home/user/../../.."})", rpc_headers(sb));
     BOOST_TEST(r.status == 400);
     BOOST_TEST(code_of(r) == "invalid_argument");
-    r = c.request("POST", "/filesystem.Filesystem/Move", R"({"source":"/workspace","destination":"/../../x"})", rpc_headers(sb));
+    r = c.request("POST", "/filesystem.Filesystem/Move", R"({"source":"/workspace","destination":"/../../x"})",
+                  rpc_headers(sb));
     BOOST_TEST(r.status == 400);
 
     // A symlink pointing outside resolves inside the sandbox root, never on the host.
-    BOOST_REQUIRE(run_command(f, sb, "ln -s /etc /workspace/etc-link && ln -s ../../../../../../etc/hostname /workspace/rel-link").end);
+    BOOST_REQUIRE(
+        run_command(f, sb, "ln -s /etc /workspace/etc-link && ln -s ../../../../../../etc/hostname /workspace/rel-link")
+            .end);
     BOOST_TEST(c.request("GET", "/files?path=/workspace/etc-link/passwd", {}, h).status == 404);
     BOOST_TEST(c.request("GET", "/files?path=/workspace/rel-link", {}, h).status == 404);
     // Writing through it lands under the sandbox root's /etc (absent here), never in the host's.
-    BOOST_TEST(c.request("POST", "/files?path=/workspace/etc-link/pwned", "x", {h[0], h[1], {"Content-Type", "application/octet-stream"}}).status ==
-               404);
+    BOOST_TEST(c.request("POST", "/files?path=/workspace/etc-link/pwned", "x",
+                         {h[0], h[1], {"Content-Type", "application/octet-stream"}})
+                   .status == 404);
     std::error_code ec;
     BOOST_TEST(!std::filesystem::exists("/etc/pwned", ec));
     // The symlink itself is reported as one.
@@ -206,7 +221,8 @@ BOOST_AUTO_TEST_CASE(oversized_bodies_are_refused)
     {
         raw_http c(f.port());
         std::string big(2u << 20, 'a');
-        auto r = c.request("POST", "/sandboxes", R"({"templateID":"base","metadata":{"x":")" + big + "\"}}", api_headers(f));
+        auto r =
+            c.request("POST", "/sandboxes", R"({"templateID":"base","metadata":{"x":")" + big + "\"}}", api_headers(f));
         BOOST_TEST(r.status == 413);
     }
     {
@@ -218,7 +234,8 @@ BOOST_AUTO_TEST_CASE(oversized_bodies_are_refused)
     }
     raw_http c(f.port());
     auto h = envd_headers(sb);
-    auto r = c.request("POST", "/files?path=/workspace/ok", std::string(200 * 1024, 'b'), {h[0], h[1], {"Content-Type", "application/octet-stream"}});
+    auto r = c.request("POST", "/files?path=/workspace/ok", std::string(200 * 1024, 'b'),
+                       {h[0], h[1], {"Content-Type", "application/octet-stream"}});
     BOOST_TEST(r.status == 200);
     BOOST_TEST(c.request("GET", "/files?path=/workspace/ok", {}, h).body.size() == 200u * 1024u);
 }
@@ -235,17 +252,15 @@ BOOST_AUTO_TEST_CASE(garbage_on_the_socket_never_takes_the_server_down)
     std::vector<std::string> payloads = {
         "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
         "POST /sandboxes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-        "POST /process.Process/Start HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: " + sb.id + "\r\nX-Access-Token: " + sb.token +
-            "\r\nContent-Type: application/connect+json\r\nContent-Length: 3\r\n\r\n\x00\x00\x00",
+        "POST /process.Process/Start HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: " + sb.id + "\r\nX-Access-Token: " +
+            sb.token + "\r\nContent-Type: application/connect+json\r\nContent-Length: 3\r\n\r\n\x00\x00\x00",
         "GET /" + std::string(100000, 'a') + " HTTP/1.1\r\n\r\n",
         "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",  // a TLS ClientHello on the plain port
     };
     for (int i = 0; i < 40; ++i) {
         std::string junk(1 + next() % 600, '\0');
-        for (auto& c : junk)
-            c = static_cast<char>(next() & 0xff);
-        if (i % 2)
-            junk = "POST /files?path=x HTTP/1.1\r\n" + junk;
+        for (auto& c : junk) c = static_cast<char>(next() & 0xff);
+        if (i % 2) junk = "POST /files?path=x HTTP/1.1\r\n" + junk;
         payloads.push_back(std::move(junk));
     }
     for (auto const& p : payloads) {

@@ -39,7 +39,9 @@ BOOST_AUTO_TEST_CASE(create_throttle_answers_429_with_retry_after)
 {
     local_server_fixture f;
     raw_http c(f.port());
-    BOOST_TEST(c.request("POST", "/admin/faults/create-throttle", R"({"count":1,"retryAfter":3})", admin_headers(f)).status == 204);
+    BOOST_TEST(
+        c.request("POST", "/admin/faults/create-throttle", R"({"count":1,"retryAfter":3})", admin_headers(f)).status ==
+        204);
     auto r = c.request("POST", "/sandboxes", R"({"templateID":"base"})", api_headers(f));
     BOOST_TEST(r.status == 429);
     BOOST_TEST(r.headers["retry-after"] == "3");
@@ -68,7 +70,8 @@ BOOST_AUTO_TEST_CASE(cut_stream_never_reports_an_exit)
     local_server_fixture f;
     auto sb = create_sandbox(f);
     raw_http c(f.port());
-    BOOST_TEST(c.request("POST", "/admin/faults/cut-stream", R"({"afterBytes":5,"count":1})", admin_headers(f)).status == 204);
+    BOOST_TEST(
+        c.request("POST", "/admin/faults/cut-stream", R"({"afterBytes":5,"count":1})", admin_headers(f)).status == 204);
     auto r = run_command(f, sb, "echo 0123456789; sleep 0.2; echo more");
     BOOST_TEST(!r.end);
     BOOST_TEST(r.stdout_text.size() <= 5u);
@@ -101,7 +104,8 @@ BOOST_AUTO_TEST_CASE(peak_concurrent_execs_is_counted)
     {
         std::vector<std::unique_ptr<event_stream>> streams;
         for (int i = 0; i < 3; ++i) {
-            streams.push_back(std::make_unique<event_stream>(f.port(), "/process.Process/Start", start_json("sleep 0.5"), envd_headers(sb)));
+            streams.push_back(std::make_unique<event_stream>(f.port(), "/process.Process/Start",
+                                                             start_json("sleep 0.5"), envd_headers(sb)));
             BOOST_REQUIRE(streams.back()->next_event());
         }
         for (auto& s : streams)

@@ -28,9 +28,11 @@ BOOST_AUTO_TEST_CASE(workspace_writes_stay_in_their_sandbox)
         // Without a mount namespace the cwd is the sandbox's real directory.
         auto w = run_command(f, a, "echo from-a > x");
         BOOST_REQUIRE(w.end);
-        BOOST_TEST(c.request("POST", "/filesystem.Filesystem/Move", R"({"source":"/home/user/x","destination":"/workspace/x"})",
-                             {{"E2b-Sandbox-Id", a.id}, {"X-Access-Token", a.token}, {"Content-Type", "application/json"}})
-                       .status == 200);
+        BOOST_TEST(
+            c.request("POST", "/filesystem.Filesystem/Move",
+                      R"({"source":"/home/user/x","destination":"/workspace/x"})",
+                      {{"E2b-Sandbox-Id", a.id}, {"X-Access-Token", a.token}, {"Content-Type", "application/json"}})
+                .status == 200);
     }
     auto ra = c.request("GET", "/files?path=/workspace/x", {}, envd_headers(a));
     BOOST_TEST(ra.status == 200);
@@ -39,7 +41,8 @@ BOOST_AUTO_TEST_CASE(workspace_writes_stay_in_their_sandbox)
     BOOST_TEST(rb.status == 404);
 
     if (iso == "mount-namespace") {
-        auto cb = run_command(f, b, "test ! -e /workspace/x && test ! -e /tmp/t && test -z \"$(ls -A /home/user)\" && echo clean");
+        auto cb = run_command(
+            f, b, "test ! -e /workspace/x && test ! -e /tmp/t && test -z \"$(ls -A /home/user)\" && echo clean");
         BOOST_REQUIRE(cb.end);
         BOOST_TEST(cb.stdout_text == "clean\n");
         auto miss = run_command(f, b, "cat /workspace/x");
@@ -53,7 +56,9 @@ BOOST_AUTO_TEST_CASE(workspace_writes_stay_in_their_sandbox)
     }
     // Files uploaded through /files are what the command sees.
     auto h = envd_headers(b);
-    BOOST_TEST(c.request("POST", "/files?path=up.txt", "uploaded", {h[0], h[1], {"Content-Type", "application/octet-stream"}}).status == 200);
+    BOOST_TEST(
+        c.request("POST", "/files?path=up.txt", "uploaded", {h[0], h[1], {"Content-Type", "application/octet-stream"}})
+            .status == 200);
     BOOST_TEST(run_command(f, b, "cat up.txt").stdout_text == "uploaded");
 }
 

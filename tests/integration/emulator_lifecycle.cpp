@@ -18,8 +18,7 @@ json::object info(local_server_fixture& f, sandbox_ref const& sb, int* status = 
 {
     raw_http c(f.port());
     auto r = c.request("GET", "/sandboxes/" + sb.id, {}, api_headers(f));
-    if (status)
-        *status = r.status;
+    if (status) *status = r.status;
     return r.status == 200 ? r.json().as_object() : json::object{};
 }
 
@@ -37,8 +36,7 @@ long read_counter(event_stream& s, int n, std::string& carry, long& last)
         auto ev = s.next_event();
         BOOST_REQUIRE(ev);
         auto& e = (*ev)["event"].as_object();
-        if (!e.contains("data"))
-            continue;
+        if (!e.contains("data")) continue;
         carry += decode_b64_for_tests(e["data"].as_object()["stdout"].as_string());
         std::size_t nl;
         while ((nl = carry.find('\n')) != std::string::npos) {
@@ -60,8 +58,8 @@ BOOST_AUTO_TEST_CASE(memory_pause_freezes_and_resume_continues_the_stream)
 {
     local_server_fixture f;
     auto sb = create_sandbox(f);
-    event_stream s(f.port(), "/process.Process/Start", start_json("i=0; while true; do echo $i; i=$((i+1)); sleep 0.05; done"),
-                   envd_headers(sb));
+    event_stream s(f.port(), "/process.Process/Start",
+                   start_json("i=0; while true; do echo $i; i=$((i+1)); sleep 0.05; done"), envd_headers(sb));
     BOOST_REQUIRE_EQUAL(s.status(), 200);
     auto start = s.next_event();
     BOOST_REQUIRE(start);
@@ -95,7 +93,8 @@ BOOST_AUTO_TEST_CASE(memory_pause_freezes_and_resume_continues_the_stream)
     BOOST_TEST(last == before + 3);  // continued where it stopped; read_counter checks every step
 
     // Connect on a running sandbox answers 200.
-    BOOST_TEST(c2.request("POST", "/sandboxes/" + sb.id + "/connect", R"({"timeout":60})", api_headers(f)).status == 200);
+    BOOST_TEST(c2.request("POST", "/sandboxes/" + sb.id + "/connect", R"({"timeout":60})", api_headers(f)).status ==
+               200);
 }
 
 BOOST_AUTO_TEST_CASE(memory_pause_really_stops_the_process)
@@ -103,7 +102,9 @@ BOOST_AUTO_TEST_CASE(memory_pause_really_stops_the_process)
     local_server_fixture f;
     auto sb = create_sandbox(f);
     // The process writes a tick file; while paused the file must not change.
-    event_stream s(f.port(), "/process.Process/Start", start_json("i=0; while true; do i=$((i+1)); echo $i > /workspace/tick.new && mv /workspace/tick.new /workspace/tick; sleep 0.02; done"),
+    event_stream s(f.port(), "/process.Process/Start",
+                   start_json("i=0; while true; do i=$((i+1)); echo $i > /workspace/tick.new && mv /workspace/tick.new "
+                              "/workspace/tick; sleep 0.02; done"),
                    envd_headers(sb));
     BOOST_REQUIRE(s.next_event());
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -131,8 +132,8 @@ BOOST_AUTO_TEST_CASE(sigstop_fallback_freezes_and_continues)
 {
     local_server_fixture f([](prism_e2b::local::server_options& o) { o.cgroup_freezer = false; });
     auto sb = create_sandbox(f);
-    event_stream s(f.port(), "/process.Process/Start", start_json("i=0; while true; do echo $i; i=$((i+1)); sleep 0.05; done"),
-                   envd_headers(sb));
+    event_stream s(f.port(), "/process.Process/Start",
+                   start_json("i=0; while true; do echo $i; i=$((i+1)); sleep 0.05; done"), envd_headers(sb));
     auto st = s.next_event();
     BOOST_REQUIRE(st);
     auto const pid = (*st)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>();
@@ -166,8 +167,9 @@ BOOST_AUTO_TEST_CASE(filesystem_pause_kills_and_resume_reboots)
     auto sb = create_sandbox(f);
     raw_http c(f.port());
     auto h = envd_headers(sb);
-    BOOST_TEST(c.request("POST", "/files?path=/workspace/keep.txt", "kept", {h[0], h[1], {"Content-Type", "application/octet-stream"}}).status ==
-               200);
+    BOOST_TEST(c.request("POST", "/files?path=/workspace/keep.txt", "kept",
+                         {h[0], h[1], {"Content-Type", "application/octet-stream"}})
+                   .status == 200);
     event_stream s(f.port(), "/process.Process/Start", start_json("sleep 1000"), h);
     auto st = s.next_event();
     BOOST_REQUIRE(st);
@@ -214,8 +216,10 @@ BOOST_AUTO_TEST_CASE(expiry_kills_and_paused_sandboxes_never_expire)
 
     // Resuming gives it a fresh life; connect extends it.
     raw_http c(f.port());
-    BOOST_TEST(c.request("POST", "/sandboxes/" + held.id + "/connect", R"({"timeout":2})", api_headers(f)).status == 201);
-    BOOST_TEST(c.request("POST", "/sandboxes/" + held.id + "/connect", R"({"timeout":30})", api_headers(f)).status == 200);
+    BOOST_TEST(c.request("POST", "/sandboxes/" + held.id + "/connect", R"({"timeout":2})", api_headers(f)).status ==
+               201);
+    BOOST_TEST(c.request("POST", "/sandboxes/" + held.id + "/connect", R"({"timeout":30})", api_headers(f)).status ==
+               200);
     std::this_thread::sleep_for(std::chrono::milliseconds(2500));
     info(f, held, &status);
     BOOST_TEST(status == 200);
@@ -234,7 +238,8 @@ BOOST_AUTO_TEST_CASE(timeout_route_and_legacy_resume)
 
     auto sb2 = create_sandbox(f);
     BOOST_TEST(c.request("POST", "/sandboxes/" + sb2.id + "/pause", {}, api_headers(f)).status == 204);
-    BOOST_TEST(c.request("POST", "/sandboxes/" + sb2.id + "/resume", R"({"timeout":30})", api_headers(f)).status == 201);
+    BOOST_TEST(c.request("POST", "/sandboxes/" + sb2.id + "/resume", R"({"timeout":30})", api_headers(f)).status ==
+               201);
     BOOST_TEST(c.request("DELETE", "/sandboxes/" + sb2.id, {}, api_headers(f)).status == 204);
 }
 
@@ -253,13 +258,11 @@ BOOST_AUTO_TEST_CASE(list_filters_and_paging)
     int pages = 0;
     do {
         std::string target = "/v2/sandboxes?metadata=team%3Da%2520b&state=running,paused&limit=2";
-        if (!token.empty())
-            target += "&nextToken=" + token;
+        if (!token.empty()) target += "&nextToken=" + token;
         auto r = c.request("GET", target, {}, api_headers(f));
         BOOST_REQUIRE_EQUAL(r.status, 200);
         auto const page = r.json();
-        for (auto const& s : page.as_array())
-            ids.emplace_back(s.as_object().at("sandboxID").as_string());
+        for (auto const& s : page.as_array()) ids.emplace_back(s.as_object().at("sandboxID").as_string());
         token = r.headers.count("x-next-token") ? r.headers["x-next-token"] : "";
         ++pages;
     } while (!token.empty() && pages < 10);

@@ -54,18 +54,19 @@ BOOST_AUTO_TEST_CASE(send_signal_connect_and_list)
     BOOST_TEST(std::string(p["config"].as_object()["cmd"].as_string()) == "/bin/bash");
 
     // A second watcher re-attaches and sees the same end.
-    event_stream again(f.port(), "/process.Process/Connect", R"({"process":{"pid":)" + std::to_string(pid) + "}}", envd_headers(sb));
+    event_stream again(f.port(), "/process.Process/Connect", R"({"process":{"pid":)" + std::to_string(pid) + "}}",
+                       envd_headers(sb));
     auto st2 = again.next_event();
     BOOST_REQUIRE(st2);
     BOOST_TEST((*st2)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>() == pid);
 
-    BOOST_TEST(c.request("POST", "/process.Process/SendSignal", R"({"process":{"pid":)" + std::to_string(pid) + R"(},"signal":9})", h).status ==
-               200);
+    BOOST_TEST(c.request("POST", "/process.Process/SendSignal",
+                         R"({"process":{"pid":)" + std::to_string(pid) + R"(},"signal":9})", h)
+                   .status == 200);
     for (auto* stream : {&s, &again}) {
         std::optional<json::object> end;
         while (auto ev = stream->next_event())
-            if ((*ev)["event"].as_object().contains("end"))
-                end = (*ev)["event"].as_object()["end"].as_object();
+            if ((*ev)["event"].as_object().contains("end")) end = (*ev)["event"].as_object()["end"].as_object();
         BOOST_REQUIRE(end);
         BOOST_TEST(std::string((*end)["status"].as_string()) == "signal: killed");
         BOOST_REQUIRE(stream->end_message());
@@ -102,8 +103,7 @@ BOOST_AUTO_TEST_CASE(connect_timeout_kills_the_process_and_keepalives_flow)
     event_stream k(f.port(), "/process.Process/Start", start_json("sleep 2.5"), kh);
     int keepalives = 0;
     while (auto ev = k.next_event(false))
-        if ((*ev)["event"].as_object().contains("keepalive"))
-            ++keepalives;
+        if ((*ev)["event"].as_object().contains("keepalive")) ++keepalives;
     BOOST_TEST(keepalives >= 2);
 }
 
@@ -120,7 +120,8 @@ BOOST_AUTO_TEST_CASE(deadline_kills_even_when_nobody_watches)
     raw_http c(f.port());
     auto lh = envd_headers(sb);
     lh.emplace_back("Content-Type", "application/json");
-    BOOST_TEST(c.request("POST", "/process.Process/List", "{}", lh).json().as_object()["processes"].as_array().size() == 1u);
+    BOOST_TEST(c.request("POST", "/process.Process/List", "{}", lh).json().as_object()["processes"].as_array().size() ==
+               1u);
     std::this_thread::sleep_for(std::chrono::milliseconds(1200));
     BOOST_TEST(c.request("POST", "/process.Process/List", "{}", lh).json().as_object()["processes"].as_array().empty());
 }
@@ -131,14 +132,13 @@ BOOST_AUTO_TEST_CASE(commands_run_as_the_selected_user)
     auto sb = create_sandbox(f);
     auto as = [&](std::string const& basic) {
         header_pairs extra;
-        if (!basic.empty())
-            extra.emplace_back("Authorization", "Basic " + basic);
+        if (!basic.empty()) extra.emplace_back("Authorization", "Basic " + basic);
         return run_command(f, sb, "id -u; echo $HOME", extra);
     };
     BOOST_TEST(as("").stdout_text == "1000\n/home/user\n");
     BOOST_TEST(as("dXNlcjo=").stdout_text == "1000\n/home/user\n");  // "user:"
     BOOST_TEST(as("cm9vdDo=").stdout_text == "0\n/root\n");          // "root:"
-    auto bad = as("bm9ib2R5Og==");                                      // "nobody:"
+    auto bad = as("bm9ib2R5Og==");                                   // "nobody:"
     BOOST_TEST(!bad.end);
     // The default user owns what it writes, and files uploaded for it.
     BOOST_REQUIRE(run_command(f, sb, "touch /workspace/mine").end);
@@ -154,9 +154,10 @@ BOOST_AUTO_TEST_CASE(pty_sessions_take_input_and_resize)
 {
     local_server_fixture f;
     auto sb = create_sandbox(f);
-    event_stream s(f.port(), "/process.Process/Start",
-                   R"({"process":{"cmd":"/bin/bash","args":["--norc","--noprofile"],"envs":{"PS1":"$ "}},"pty":{"size":{"cols":91,"rows":17}}})",
-                   envd_headers(sb));
+    event_stream s(
+        f.port(), "/process.Process/Start",
+        R"({"process":{"cmd":"/bin/bash","args":["--norc","--noprofile"],"envs":{"PS1":"$ "}},"pty":{"size":{"cols":91,"rows":17}}})",
+        envd_headers(sb));
     auto st = s.next_event();
     BOOST_REQUIRE(st);
     auto const pid = std::to_string((*st)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>());
@@ -164,7 +165,10 @@ BOOST_AUTO_TEST_CASE(pty_sessions_take_input_and_resize)
     auto h = envd_headers(sb);
     h.emplace_back("Content-Type", "application/json");
     auto send = [&](std::string const& b64) {
-        return c.request("POST", "/process.Process/SendInput", R"({"process":{"pid":)" + pid + R"(},"input":{"pty":")" + b64 + R"("}})", h).status;
+        return c
+            .request("POST", "/process.Process/SendInput",
+                     R"({"process":{"pid":)" + pid + R"(},"input":{"pty":")" + b64 + R"("}})", h)
+            .status;
     };
     BOOST_TEST(send("c3R0eSBzaXplCg==") == 200);  // "stty size\n"
     std::string out;
@@ -175,18 +179,18 @@ BOOST_AUTO_TEST_CASE(pty_sessions_take_input_and_resize)
         BOOST_REQUIRE(d.contains("pty"));
         out += decode_b64_for_tests(d["pty"].as_string());
     }
-    BOOST_TEST(c.request("POST", "/process.Process/Update", R"({"process":{"pid":)" + pid + R"(},"pty":{"size":{"cols":120,"rows":40}}})", h)
+    BOOST_TEST(c.request("POST", "/process.Process/Update",
+                         R"({"process":{"pid":)" + pid + R"(},"pty":{"size":{"cols":120,"rows":40}}})", h)
                    .status == 200);
-    BOOST_TEST(c.request("POST", "/process.Process/Update", R"({"process":{"pid":)" + pid + R"(},"pty":{"size":{"cols":0,"rows":40}}})", h)
+    BOOST_TEST(c.request("POST", "/process.Process/Update",
+                         R"({"process":{"pid":)" + pid + R"(},"pty":{"size":{"cols":0,"rows":40}}})", h)
                    .status == 400);
     BOOST_TEST(send("c3R0eSBzaXplOyBleGl0IDUK") == 200);  // "stty size; exit 5\n"
     std::optional<json::object> end;
     while (auto ev = s.next_event()) {
         auto& e = (*ev)["event"].as_object();
-        if (e.contains("data"))
-            out += decode_b64_for_tests(e["data"].as_object()["pty"].as_string());
-        if (e.contains("end"))
-            end = e["end"].as_object();
+        if (e.contains("data")) out += decode_b64_for_tests(e["data"].as_object()["pty"].as_string());
+        if (e.contains("end")) end = e["end"].as_object();
     }
     BOOST_TEST(out.find("40 120") != std::string::npos);
     BOOST_REQUIRE(end);
@@ -200,8 +204,7 @@ BOOST_AUTO_TEST_CASE(large_output_arrives_complete_and_in_order)
     auto r = run_command(f, sb, "seq 1 200000");
     BOOST_REQUIRE(r.end);
     std::string expect;
-    for (int i = 1; i <= 200000; ++i)
-        expect += std::to_string(i) + "\n";
+    for (int i = 1; i <= 200000; ++i) expect += std::to_string(i) + "\n";
     BOOST_TEST(r.stdout_text.size() == expect.size());
     BOOST_TEST((r.stdout_text == expect));
 }

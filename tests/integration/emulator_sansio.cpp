@@ -8,7 +8,6 @@
 #include <boost/test/unit_test.hpp>
 
 #include <csignal>
-
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -46,14 +45,15 @@ BOOST_AUTO_TEST_CASE(multipart_bodies_parse_and_malformed_ones_are_refused)
     BOOST_TEST(!multipart_boundary("application/json"));
     BOOST_TEST(!multipart_boundary("multipart/form-data"));
 
-    std::string const body = "------formdata-undici-0123\r\n"
-                             "Content-Disposition: form-data; name=\"file\"; filename=\"/home/user/a %22b%22.txt\"\r\n"
-                             "Content-Type: application/octet-stream\r\n\r\n"
-                             "hello\r\nworld\r\n"
-                             "------formdata-undici-0123\r\n"
-                             "Content-Disposition: form-data; name=\"file\"; filename=\"x\"\r\n\r\n"
-                             "\r\n"
-                             "------formdata-undici-0123--\r\n";
+    std::string const body =
+        "------formdata-undici-0123\r\n"
+        "Content-Disposition: form-data; name=\"file\"; filename=\"/home/user/a %22b%22.txt\"\r\n"
+        "Content-Type: application/octet-stream\r\n\r\n"
+        "hello\r\nworld\r\n"
+        "------formdata-undici-0123\r\n"
+        "Content-Disposition: form-data; name=\"file\"; filename=\"x\"\r\n\r\n"
+        "\r\n"
+        "------formdata-undici-0123--\r\n";
     auto parts = parse_multipart(body, *b);
     BOOST_REQUIRE(parts);
     BOOST_REQUIRE_EQUAL(parts->size(), 2u);

@@ -31,7 +31,8 @@ BOOST_AUTO_TEST_CASE(watch_reports_events_recursively)
         auto o = json::parse(e->payload).as_object();
         auto& fe = o["filesystem"].as_object();
         seen.insert(std::string(fe["type"].as_string()) + ":" + std::string(fe["name"].as_string()));
-        if (seen.count("EVENT_TYPE_CREATE:a") && seen.count("EVENT_TYPE_CREATE:sub/b") && seen.count("EVENT_TYPE_REMOVE:a"))
+        if (seen.count("EVENT_TYPE_CREATE:a") && seen.count("EVENT_TYPE_CREATE:sub/b") &&
+            seen.count("EVENT_TYPE_REMOVE:a"))
             break;
     }
     BOOST_TEST(seen.count("EVENT_TYPE_CREATE:a") == 1u);

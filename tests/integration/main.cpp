@@ -1,5 +1,5 @@
 // Test module of the integration tests (the local server, in-process, runs real processes).
 #define BOOST_TEST_MODULE prism_e2b_integration_tests
-#include <boost/test/unit_test.hpp>
-
 #include "tsan_suppressions.hpp"
+
+#include <boost/test/unit_test.hpp>

@@ -19,7 +19,7 @@ namespace prism_e2b::e2b {
 /// e2b.app, e2b.dev, e2b.pro, e2b-staging.dev, as the official SDK; otherwise
 /// per sandbox "https://49983-<id>.<domain>").
 struct client_options {
-    std::optional<std::string> api_key;      ///< secret; never logged
+    std::optional<std::string> api_key;  ///< secret; never logged
     std::optional<std::string> domain;
     std::optional<std::string> api_url;
     std::optional<std::string> sandbox_url;  ///< one envd origin for all sandboxes

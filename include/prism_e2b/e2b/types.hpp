@@ -68,8 +68,8 @@ struct sandbox_info {
 
 /// GET /v2/sandboxes query.
 struct list_params {
-    metadata_map metadata;               ///< all must match
-    std::vector<sandbox_state> states;   ///< empty: the server's default
+    metadata_map metadata;              ///< all must match
+    std::vector<sandbox_state> states;  ///< empty: the server's default
     std::optional<std::uint32_t> limit;
     std::optional<std::string> next_token;
 };

@@ -2,11 +2,11 @@
 #ifndef PRISM_E2B_TESTS_UNIT_ADAPTER_TEST_UTIL_HPP
 #define PRISM_E2B_TESTS_UNIT_ADAPTER_TEST_UTIL_HPP
 
+#include <prism_e2b/e2b_sandbox.hpp>
+
 #include "coro_helpers.hpp"
 #include "fake_e2b_client.hpp"
 #include "run_coro.hpp"
-
-#include <prism_e2b/e2b_sandbox.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -48,8 +48,7 @@ inline std::vector<std::string> N(std::initializer_list<char const*> l) { return
 inline label_map L(std::initializer_list<std::pair<char const*, char const*>> l)
 {
     label_map m;
-    for (auto const& [k, v] : l)
-        m.emplace(k, v);
+    for (auto const& [k, v] : l) m.emplace(k, v);
     return m;
 }
 

@@ -1,7 +1,7 @@
 // create/connect/pause/resume/stop/kill/close/status: exactly which vendor calls each makes.
-#include "adapter_test_util.hpp"
-
 #include <prism_e2b/redactor.hpp>
+
+#include "adapter_test_util.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -166,7 +166,8 @@ BOOST_AUTO_TEST_CASE(a_refused_make_dir_falls_back_to_root_once)
     fake->fail_next("make_dir", error(errc::permission_denied, "denied", {"filesystem.MakeDir", 403}));
     auto r = run_coro([&](auto ex) { return create_e2b_sandbox(ex, fake_options(fake)); });
     BOOST_REQUIRE(r.has_value());
-    BOOST_TEST(fake->call_names() == N({"create_sandbox", "make_dir", "start_process"}), boost::test_tools::per_element());
+    BOOST_TEST(fake->call_names() == N({"create_sandbox", "make_dir", "start_process"}),
+               boost::test_tools::per_element());
     auto p = fake->start_params().at(0);
     BOOST_TEST(p.user.value_or("") == "root");
     BOOST_TEST(p.process.args.back() == "/workspace");  // passed as an argument, never spliced into the script
@@ -264,8 +265,7 @@ BOOST_AUTO_TEST_CASE(connect_with_resume_resumes_with_the_configured_timeout)
         o.timeout = std::chrono::milliseconds(600000);
         auto sb = co_await connect_e2b_sandbox(ex, o);
         BOOST_TEST_REQUIRE(sb.has_value());
-        BOOST_TEST(fake->call_names() == N({"get_sandbox_info", "connect_sandbox"}),
-                   boost::test_tools::per_element());
+        BOOST_TEST(fake->call_names() == N({"get_sandbox_info", "connect_sandbox"}), boost::test_tools::per_element());
         BOOST_TEST(fake->calls_named("connect_sandbox").at(0).detail == "timeout=600");
         auto r = co_await (*sb)->exec(shell("true"));
         BOOST_TEST(r.has_value());
@@ -372,9 +372,18 @@ BOOST_AUTO_TEST_CASE(kill_twice_is_one_vendor_kill_and_close_is_idempotent)
     auto fake = std::make_shared<fake_e2b_client>();
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
-        { auto r_ = co_await sb->kill(); BOOST_TEST(r_.has_value()); }
-        { auto r_ = co_await sb->kill(); BOOST_TEST(r_.has_value()); }
-        { auto r_ = co_await sb->close(default_close); BOOST_TEST(r_.has_value()); }
+        {
+            auto r_ = co_await sb->kill();
+            BOOST_TEST(r_.has_value());
+        }
+        {
+            auto r_ = co_await sb->kill();
+            BOOST_TEST(r_.has_value());
+        }
+        {
+            auto r_ = co_await sb->close(default_close);
+            BOOST_TEST(r_.has_value());
+        }
         BOOST_TEST(fake->count("kill_sandbox") == 1u);
         auto s = co_await sb->status();
         BOOST_TEST((s->state == sandbox_state::killed));
@@ -394,13 +403,19 @@ BOOST_AUTO_TEST_CASE(kill_of_a_gone_sandbox_is_success_and_failed_kill_can_be_re
         fake->fail_next("kill_sandbox", error(errc::server_error, "boom", {"kill", 500}));
         auto k = co_await sb->kill();
         BOOST_TEST((!k && k.error() == errc::server_error));
-        { auto r_ = co_await sb->kill(); BOOST_TEST(r_.has_value()); }
+        {
+            auto r_ = co_await sb->kill();
+            BOOST_TEST(r_.has_value());
+        }
         BOOST_TEST(fake->count("kill_sandbox") == 2u);
 
         auto other = co_await make_sandbox(ex, fake);
         auto gone = fake->sandbox(other->id());
         co_await fake->kill_sandbox(other->id());  // destroyed behind our back
-        { auto r_ = co_await other->kill(); BOOST_TEST(r_.has_value()); }
+        {
+            auto r_ = co_await other->kill();
+            BOOST_TEST(r_.has_value());
+        }
     });
 }
 
@@ -413,8 +428,7 @@ BOOST_AUTO_TEST_CASE(a_concurrent_kill_waits_for_the_one_in_flight)
         std::optional<result<void>> first;
         asio::co_spawn(ex, sb->kill(), [&](std::exception_ptr, result<void> r) { first = r; });
         auto second = co_await sb->kill();
-        for (int i = 0; i < 200 && !first; ++i)
-            co_await sleep_for(std::chrono::milliseconds(5));
+        for (int i = 0; i < 200 && !first; ++i) co_await sleep_for(std::chrono::milliseconds(5));
         BOOST_TEST_REQUIRE(first.has_value());
         // Whichever ran first got the failure; the waiting one retried and succeeded.
         BOOST_TEST((first->has_value() != second.has_value()));

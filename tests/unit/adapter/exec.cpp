@@ -241,8 +241,7 @@ BOOST_AUTO_TEST_CASE(invalid_commands_and_env_caps_fail_before_any_call)
 BOOST_AUTO_TEST_CASE(concurrent_execs_are_capped_by_the_governor)
 {
     auto fake = std::make_shared<fake_e2b_client>();
-    for (int i = 0; i < 6; ++i)
-        fake->script_next_process(runs_until_signalled());
+    for (int i = 0; i < 6; ++i) fake->script_next_process(runs_until_signalled());
     run_coro([&](auto ex) -> asio::awaitable<void> {
         e2b_sandbox_options o;
         o.limits.max_concurrent_execs = 2;
@@ -256,8 +255,7 @@ BOOST_AUTO_TEST_CASE(concurrent_execs_are_capped_by_the_governor)
             fake->end_process(pid, 0);
             co_await sleep_for(std::chrono::milliseconds(20));
         }
-        for (int i = 0; i < 100 && done < 6; ++i)
-            co_await sleep_for(std::chrono::milliseconds(10));
+        for (int i = 0; i < 100 && done < 6; ++i) co_await sleep_for(std::chrono::milliseconds(10));
         BOOST_TEST(done == 6);
         BOOST_TEST(fake->count("start_process") == 6u);
     });
@@ -279,8 +277,7 @@ BOOST_AUTO_TEST_CASE(a_pause_while_queued_for_a_slot_fails_the_exec_without_a_ca
         auto p = co_await sb->pause(keep_memory);
         BOOST_TEST(p.has_value());
         fake->end_process(100, 0);  // frees the slot (as if it finished before the pause)
-        for (int i = 0; i < 200 && !queued; ++i)
-            co_await sleep_for(std::chrono::milliseconds(5));
+        for (int i = 0; i < 200 && !queued; ++i) co_await sleep_for(std::chrono::milliseconds(5));
         BOOST_TEST_REQUIRE(queued.has_value());
         BOOST_TEST((!*queued && queued->error() == errc::paused));
         BOOST_TEST(fake->count("start_process") == 1u);

@@ -1,8 +1,8 @@
 // The attested recovery backend refuses each mismatch with a silent null.
-#include "adapter_test_util.hpp"
-
 #include <prism_e2b/process_recovery.hpp>
 #include <prism_e2b/process_ref.hpp>
+
+#include "adapter_test_util.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,8 +1,8 @@
 // process_sessions over an e2b_sandbox with the scripted client: paging, caps,
 // owner checks, attach wiring, unknown outcomes; fail closed without processes.
-#include "adapter_test_util.hpp"
-
 #include <prism_e2b/process_sessions.hpp>
+
+#include "adapter_test_util.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -40,8 +40,7 @@ template <class Pred>
 asio::awaitable<bool> eventually(Pred pred)
 {
     for (int i = 0; i < 300; ++i) {
-        if (pred())
-            co_return true;
+        if (pred()) co_return true;
         co_await sleep_for(std::chrono::milliseconds(5));
     }
     co_return pred();
@@ -72,14 +71,10 @@ BOOST_AUTO_TEST_CASE(session_limits_are_validated)
     for (int i = 0; i < 4; ++i) {
         process_sessions_options o;
         o.sandbox = sb;
-        if (i == 0)
-            o.limits.max_sessions = 33;
-        if (i == 1)
-            o.limits.max_input_write = (1u << 20) + 1;
-        if (i == 2)
-            o.limits.max_output_chunk = 0;
-        if (i == 3)
-            o.limits.max_lifetime = std::chrono::hours(25);
+        if (i == 0) o.limits.max_sessions = 33;
+        if (i == 1) o.limits.max_input_write = (1u << 20) + 1;
+        if (i == 2) o.limits.max_output_chunk = 0;
+        if (i == 3) o.limits.max_lifetime = std::chrono::hours(25);
         auto r = process_sessions::create(ioc.get_executor(), o);
         BOOST_TEST((!r && r.error() == errc::invalid_argument));
     }
@@ -176,8 +171,7 @@ BOOST_AUTO_TEST_CASE(owner_checks_refuse_another_owner)
 BOOST_AUTO_TEST_CASE(caps_on_sessions_and_input)
 {
     auto fake = std::make_shared<fake_e2b_client>();
-    for (int i = 0; i < 3; ++i)
-        fake->script_next_process(long_running());
+    for (int i = 0; i < 3; ++i) fake->script_next_process(long_running());
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         process_sessions_options o;

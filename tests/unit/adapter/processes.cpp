@@ -1,8 +1,8 @@
 // start_process / attach_process and the handle: refs, I/O, kill, release,
 // wait, and attach across memory and filesystem pauses.
-#include "adapter_test_util.hpp"
-
 #include <prism_e2b/process_ref.hpp>
+
+#include "adapter_test_util.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -19,7 +19,6 @@ process_script long_running(bool echo = false)
     return s;
 }
 
-
 std::vector<std::string> const& no_args()
 {
     static std::vector<std::string> const v;
@@ -33,8 +32,7 @@ template <class Pred>
 asio::awaitable<bool> eventually(Pred pred)
 {
     for (int i = 0; i < 300; ++i) {
-        if (pred())
-            co_return true;
+        if (pred()) co_return true;
         co_await sleep_for(std::chrono::milliseconds(5));
     }
     co_return pred();

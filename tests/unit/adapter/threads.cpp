@@ -1,8 +1,8 @@
 // The adapter on a multi-threaded io_context: concurrent execs, processes,
 // status, pause/resume and kill from several threads at once.
-#include "adapter_test_util.hpp"
-
 #include <prism_e2b/process_sessions.hpp>
+
+#include "adapter_test_util.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -29,14 +29,12 @@ BOOST_AUTO_TEST_CASE(concurrent_operations_on_four_threads)
             std::atomic<int> ok{0}, done{0};
             for (int i = 0; i < 40; ++i) {
                 asio::co_spawn(ex, sb->exec(shell("echo x")), [&](std::exception_ptr, result<exec_result> r) {
-                    if (r && r->stdout_data == "x" && r->exit_code == 0)
-                        ++ok;
+                    if (r && r->stdout_data == "x" && r->exit_code == 0) ++ok;
                     ++done;
                 });
                 asio::co_spawn(ex, sb->status(), [&](std::exception_ptr, result<sandbox_status>) {});
             }
-            for (int i = 0; i < 1000 && done < 40; ++i)
-                co_await sleep_for(std::chrono::milliseconds(5));
+            for (int i = 0; i < 1000 && done < 40; ++i) co_await sleep_for(std::chrono::milliseconds(5));
             BOOST_TEST(ok.load() == 40);
             auto st = co_await sb->status();
             BOOST_TEST(st->command_count == 40u);
@@ -59,9 +57,9 @@ BOOST_AUTO_TEST_CASE(concurrent_operations_on_four_threads)
             std::atomic<int> writes{0};
             for (auto const& id : ids)
                 for (int j = 0; j < 10; ++j)
-                    asio::co_spawn(ex, ps->input("alice", id, "y"), [&](std::exception_ptr, result<void>) { ++writes; });
-            for (int i = 0; i < 1000 && writes < 40; ++i)
-                co_await sleep_for(std::chrono::milliseconds(5));
+                    asio::co_spawn(ex, ps->input("alice", id, "y"),
+                                   [&](std::exception_ptr, result<void>) { ++writes; });
+            for (int i = 0; i < 1000 && writes < 40; ++i) co_await sleep_for(std::chrono::milliseconds(5));
             auto k1 = sb->kill();
             auto k2 = sb->kill();
             asio::co_spawn(ex, std::move(k1), [](std::exception_ptr, result<void>) {});

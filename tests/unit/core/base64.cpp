@@ -12,8 +12,13 @@ BOOST_AUTO_TEST_SUITE(test_base64)
 
 // RFC 4648 section 10.
 std::vector<std::pair<std::string, std::string>> const rfc_vectors = {
-    {"", ""},         {"f", "Zg=="},        {"fo", "Zm8="},         {"foo", "Zm9v"},
-    {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"},
+    {"", ""},
+    {"f", "Zg=="},
+    {"fo", "Zm8="},
+    {"foo", "Zm9v"},
+    {"foob", "Zm9vYg=="},
+    {"fooba", "Zm9vYmE="},
+    {"foobar", "Zm9vYmFy"},
 };
 
 BOOST_AUTO_TEST_CASE(standard_rfc4648_vectors)

@@ -15,13 +15,13 @@
 
 #include <algorithm>
 #include <array>
-#include <random>
 #include <atomic>
 #include <chrono>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -44,8 +44,7 @@ sandbox_limits make_limits(std::uint32_t max_commands, std::uint32_t max_concurr
 void run_threads(asio::io_context& ioc, int n, std::chrono::steady_clock::duration limit = 60s)
 {
     std::vector<std::thread> threads;
-    for (int i = 0; i < n; ++i)
-        threads.emplace_back([&] { ioc.run_for(limit); });
+    for (int i = 0; i < n; ++i) threads.emplace_back([&] { ioc.run_for(limit); });
     for (auto& t : threads) t.join();
 }
 
@@ -68,8 +67,7 @@ bool eventually(std::function<bool()> const& pred, std::chrono::milliseconds lim
 {
     auto const deadline = std::chrono::steady_clock::now() + limit;
     while (!pred()) {
-        if (std::chrono::steady_clock::now() > deadline)
-            return false;
+        if (std::chrono::steady_clock::now() > deadline) return false;
         std::this_thread::sleep_for(1ms);
     }
     return true;
@@ -82,8 +80,7 @@ struct spawn_errors {
     auto handler()
     {
         return [this](std::exception_ptr e) {
-            if (e)
-                ++count;
+            if (e) ++count;
         };
     }
 };
@@ -111,8 +108,7 @@ BOOST_AUTO_TEST_CASE(thousand_acquirers_four_threads_peak_at_most_eight)
     constexpr int per_governor = 250;
     asio::io_context ioc(4);
     std::vector<std::unique_ptr<exec_governor>> gov;
-    for (int g = 0; g < governors; ++g)
-        gov.push_back(std::make_unique<exec_governor>(make_limits(per_governor, 8)));
+    for (int g = 0; g < governors; ++g) gov.push_back(std::make_unique<exec_governor>(make_limits(per_governor, 8)));
 
     struct counters {
         std::atomic<int> current{0};
@@ -139,8 +135,7 @@ BOOST_AUTO_TEST_CASE(thousand_acquirers_four_threads_peak_at_most_eight)
         ++k.finished;
     };
     for (int i = 0; i < per_governor; ++i)
-        for (int g = 0; g < governors; ++g)
-            asio::co_spawn(ioc, worker(*gov[g], c[g]), errors.handler());
+        for (int g = 0; g < governors; ++g) asio::co_spawn(ioc, worker(*gov[g], c[g]), errors.handler());
 
     run_threads(ioc, 4);
 
@@ -165,13 +160,16 @@ BOOST_AUTO_TEST_CASE(saturates_exactly_and_waits_idle)
     std::vector<exec_permit> held;
     int granted = 0;
     for (int i = 0; i < 20; ++i)
-        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
-            auto p = co_await gov.acquire();
-            if (p) {
-                ++granted;
-                held.push_back(std::move(*p));
-            }
-        }, asio::detached);
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                auto p = co_await gov.acquire();
+                if (p) {
+                    ++granted;
+                    held.push_back(std::move(*p));
+                }
+            },
+            asio::detached);
     poll(ioc);
     BOOST_TEST(granted == 8);
     BOOST_TEST(gov.in_flight() == 8u);
@@ -204,21 +202,23 @@ BOOST_AUTO_TEST_CASE(fifo_order_on_one_thread)
     asio::io_context ioc(1);
     exec_governor gov(make_limits(100, 1));
     std::optional<exec_permit> holder;
-    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { holder.emplace(std::move(*(co_await gov.acquire()))); },
-                   asio::detached);
+    asio::co_spawn(
+        ioc, [&]() -> asio::awaitable<void> { holder.emplace(std::move(*(co_await gov.acquire()))); }, asio::detached);
     poll(ioc);
     BOOST_REQUIRE(holder.has_value());
 
     std::vector<int> queued_order;
     std::vector<int> granted_order;
     for (int i = 0; i < 50; ++i)
-        asio::co_spawn(ioc, [&, i]() -> asio::awaitable<void> {
-            queued_order.push_back(i);
-            auto p = co_await gov.acquire();
-            if (p)
-                granted_order.push_back(i);
-            // p releases here: the next waiter in line gets the slot.
-        }, asio::detached);
+        asio::co_spawn(
+            ioc,
+            [&, i]() -> asio::awaitable<void> {
+                queued_order.push_back(i);
+                auto p = co_await gov.acquire();
+                if (p) granted_order.push_back(i);
+                // p releases here: the next waiter in line gets the slot.
+            },
+            asio::detached);
     poll(ioc);
     BOOST_TEST(gov.waiting() == 50u);
     BOOST_TEST(granted_order.empty());
@@ -243,13 +243,16 @@ BOOST_AUTO_TEST_CASE(cancelling_queued_waiters_multithreaded)
     std::mutex held_mutex;
     std::vector<exec_permit> held;
     for (int i = 0; i < 2; ++i)
-        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
-            auto p = co_await gov.acquire();
-            if (p) {
-                std::lock_guard lock(held_mutex);
-                held.push_back(std::move(*p));
-            }
-        }, asio::detached);
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                auto p = co_await gov.acquire();
+                if (p) {
+                    std::lock_guard lock(held_mutex);
+                    held.push_back(std::move(*p));
+                }
+            },
+            asio::detached);
 
     struct waiter {
         explicit waiter(asio::io_context& ioc) : strand(asio::make_strand(ioc)) {}
@@ -264,8 +267,7 @@ BOOST_AUTO_TEST_CASE(cancelling_queued_waiters_multithreaded)
     // on any exit (including a failed REQUIRE) stop and join them.
     auto guard = asio::make_work_guard(ioc);
     std::vector<std::thread> threads;
-    for (int i = 0; i < 4; ++i)
-        threads.emplace_back([&] { ioc.run_for(60s); });
+    for (int i = 0; i < 4; ++i) threads.emplace_back([&] { ioc.run_for(60s); });
     struct joiner {
         asio::io_context& ioc;
         std::vector<std::thread>& threads;
@@ -273,8 +275,7 @@ BOOST_AUTO_TEST_CASE(cancelling_queued_waiters_multithreaded)
         {
             ioc.stop();
             for (auto& t : threads)
-                if (t.joinable())
-                    t.join();
+                if (t.joinable()) t.join();
         }
     } join_on_exit{ioc, threads};
 
@@ -282,18 +283,20 @@ BOOST_AUTO_TEST_CASE(cancelling_queued_waiters_multithreaded)
     for (int i = 0; i < waiters; ++i) {
         w.push_back(std::make_unique<waiter>(ioc));
         auto& me = *w.back();
-        asio::co_spawn(me.strand, [&]() -> asio::awaitable<void> {
-            auto p = co_await gov.acquire();
-            if (!me.strand.running_in_this_thread())
-                ++wrong_executor;
-            if (p) {
-                ++work;
-            } else if (p.error() == errc::cancelled) {
-                ++cancelled;
-            } else {
-                ++other;
-            }
-        }, asio::bind_cancellation_slot(me.signal.slot(), errors.handler()));
+        asio::co_spawn(
+            me.strand,
+            [&]() -> asio::awaitable<void> {
+                auto p = co_await gov.acquire();
+                if (!me.strand.running_in_this_thread()) ++wrong_executor;
+                if (p) {
+                    ++work;
+                } else if (p.error() == errc::cancelled) {
+                    ++cancelled;
+                } else {
+                    ++other;
+                }
+            },
+            asio::bind_cancellation_slot(me.signal.slot(), errors.handler()));
     }
     BOOST_REQUIRE(eventually([&] { return gov.waiting() == static_cast<std::uint32_t>(waiters); }));
     BOOST_TEST(gov.commands_admitted() == static_cast<std::uint32_t>(2 + waiters));
@@ -347,24 +350,27 @@ BOOST_AUTO_TEST_CASE(cancellation_racing_release_multithreaded)
     for (int i = 0; i < waiters; ++i) {
         w.push_back(std::make_unique<waiter>(ioc));
         auto& me = *w.back();
-        asio::co_spawn(me.strand, [&]() -> asio::awaitable<void> {
-            // A signal that arrives after the grant must not turn the timer
-            // wait below into an exception (Asio's default for a cancelled coroutine).
-            co_await asio::this_coro::throw_if_cancelled(false);
-            auto p = co_await gov.acquire();
-            if (p) {
-                ++work;
-                raise_peak(peak, ++current);
-                asio::steady_timer t(co_await asio::this_coro::executor, 200us);
-                co_await t.async_wait(asio::as_tuple(asio::use_awaitable));  // may be cut short by the signal
-                --current;
-            } else if (p.error() == errc::cancelled) {
-                ++cancelled;
-            } else {
-                ++other;
-            }
-            me.finished = true;
-        }, asio::bind_cancellation_slot(me.signal.slot(), errors.handler()));
+        asio::co_spawn(
+            me.strand,
+            [&]() -> asio::awaitable<void> {
+                // A signal that arrives after the grant must not turn the timer
+                // wait below into an exception (Asio's default for a cancelled coroutine).
+                co_await asio::this_coro::throw_if_cancelled(false);
+                auto p = co_await gov.acquire();
+                if (p) {
+                    ++work;
+                    raise_peak(peak, ++current);
+                    asio::steady_timer t(co_await asio::this_coro::executor, 200us);
+                    co_await t.async_wait(asio::as_tuple(asio::use_awaitable));  // may be cut short by the signal
+                    --current;
+                } else if (p.error() == errc::cancelled) {
+                    ++cancelled;
+                } else {
+                    ++other;
+                }
+                me.finished = true;
+            },
+            asio::bind_cancellation_slot(me.signal.slot(), errors.handler()));
     }
     std::thread canceller([&] {
         // Cancel every third waiter in a shuffled order, spread over the
@@ -376,8 +382,7 @@ BOOST_AUTO_TEST_CASE(cancellation_racing_release_multithreaded)
         for (int i : order) {
             auto& me = *w[i];
             asio::post(me.strand, [&me] {
-                if (!me.finished)
-                    me.signal.emit(asio::cancellation_type::terminal);
+                if (!me.finished) me.signal.emit(asio::cancellation_type::terminal);
             });
             std::this_thread::sleep_for(300us);
         }
@@ -399,23 +404,27 @@ BOOST_AUTO_TEST_CASE(cancellation_racing_release_multithreaded)
 
 BOOST_AUTO_TEST_CASE(partial_and_total_cancellation_are_honoured)
 {
-    for (auto type : {asio::cancellation_type::terminal, asio::cancellation_type::partial,
-                      asio::cancellation_type::total}) {
+    for (auto type :
+         {asio::cancellation_type::terminal, asio::cancellation_type::partial, asio::cancellation_type::total}) {
         asio::io_context ioc(1);
         exec_governor gov(make_limits(10, 1));
         std::optional<exec_permit> holder;
-        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { holder.emplace(std::move(*(co_await gov.acquire()))); },
-                       asio::detached);
+        asio::co_spawn(
+            ioc, [&]() -> asio::awaitable<void> { holder.emplace(std::move(*(co_await gov.acquire()))); },
+            asio::detached);
         poll(ioc);
         BOOST_REQUIRE(holder.has_value());
 
         asio::cancellation_signal signal;
         std::optional<result<exec_permit>> outcome;
-        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
-            // A coroutine accepts only terminal cancellation unless it says otherwise.
-            co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-            outcome.emplace(co_await gov.acquire());
-        }, asio::bind_cancellation_slot(signal.slot(), asio::detached));
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                // A coroutine accepts only terminal cancellation unless it says otherwise.
+                co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+                outcome.emplace(co_await gov.acquire());
+            },
+            asio::bind_cancellation_slot(signal.slot(), asio::detached));
         poll(ioc);
         BOOST_TEST(gov.waiting() == 1u);
         BOOST_TEST(gov.commands_admitted() == 2u);
@@ -438,11 +447,13 @@ BOOST_AUTO_TEST_CASE(cancellation_after_grant_is_harmless)
     exec_governor gov(make_limits(10, 1));
     asio::cancellation_signal signal;
     std::optional<exec_permit> permit;
-    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
-        auto p = co_await gov.acquire();
-        if (p)
-            permit.emplace(std::move(*p));
-    }, asio::bind_cancellation_slot(signal.slot(), asio::detached));
+    asio::co_spawn(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            auto p = co_await gov.acquire();
+            if (p) permit.emplace(std::move(*p));
+        },
+        asio::bind_cancellation_slot(signal.slot(), asio::detached));
     run(ioc);
     BOOST_REQUIRE(permit.has_value());
     signal.emit(asio::cancellation_type::terminal);  // the op is over: nothing to cancel
@@ -458,8 +469,8 @@ BOOST_AUTO_TEST_CASE(max_commands_limit_exceeded_without_waiting)
     exec_governor gov(make_limits(3, 8));
     std::vector<result<exec_permit>> results;
     for (int i = 0; i < 5; ++i)
-        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { results.push_back(co_await gov.acquire()); },
-                       asio::detached);
+        asio::co_spawn(
+            ioc, [&]() -> asio::awaitable<void> { results.push_back(co_await gov.acquire()); }, asio::detached);
     run(ioc);
     BOOST_REQUIRE(results.size() == 5u);
     int ok = 0, limited = 0;
@@ -475,7 +486,8 @@ BOOST_AUTO_TEST_CASE(max_commands_limit_exceeded_without_waiting)
     results.clear();
     BOOST_TEST(gov.in_flight() == 0u);
     std::optional<result<exec_permit>> again;
-    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { again.emplace(co_await gov.acquire()); }, asio::detached);
+    asio::co_spawn(
+        ioc, [&]() -> asio::awaitable<void> { again.emplace(co_await gov.acquire()); }, asio::detached);
     run(ioc);
     BOOST_REQUIRE(again.has_value());
     BOOST_TEST((!again->has_value() && again->error() == errc::limit_exceeded));
@@ -487,14 +499,16 @@ BOOST_AUTO_TEST_CASE(cancelled_waiter_refunds_its_command)
     asio::io_context ioc(1);
     exec_governor gov(make_limits(2, 1));
     std::optional<exec_permit> holder;
-    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { holder.emplace(std::move(*(co_await gov.acquire()))); },
-                   asio::detached);
+    asio::co_spawn(
+        ioc, [&]() -> asio::awaitable<void> { holder.emplace(std::move(*(co_await gov.acquire()))); }, asio::detached);
     asio::cancellation_signal signal;
     std::optional<result<exec_permit>> waiter;
-    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { waiter.emplace(co_await gov.acquire()); },
-                   asio::bind_cancellation_slot(signal.slot(), asio::detached));
+    asio::co_spawn(
+        ioc, [&]() -> asio::awaitable<void> { waiter.emplace(co_await gov.acquire()); },
+        asio::bind_cancellation_slot(signal.slot(), asio::detached));
     std::optional<result<exec_permit>> third;
-    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { third.emplace(co_await gov.acquire()); }, asio::detached);
+    asio::co_spawn(
+        ioc, [&]() -> asio::awaitable<void> { third.emplace(co_await gov.acquire()); }, asio::detached);
     poll(ioc);
     BOOST_REQUIRE(third.has_value());
     BOOST_TEST((!third->has_value() && third->error() == errc::limit_exceeded));
@@ -508,7 +522,8 @@ BOOST_AUTO_TEST_CASE(cancelled_waiter_refunds_its_command)
 
     // The refunded command can be admitted again.
     std::optional<result<exec_permit>> fourth;
-    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { fourth.emplace(co_await gov.acquire()); }, asio::detached);
+    asio::co_spawn(
+        ioc, [&]() -> asio::awaitable<void> { fourth.emplace(co_await gov.acquire()); }, asio::detached);
     poll(ioc);
     BOOST_TEST(!fourth.has_value());  // admitted, queued behind the holder
     BOOST_TEST(gov.waiting() == 1u);
@@ -525,9 +540,10 @@ BOOST_AUTO_TEST_CASE(permit_outlives_governor)
     auto gov = std::make_unique<exec_governor>(make_limits(10, 1));
     std::optional<exec_permit> permit;
     std::optional<result<exec_permit>> orphan;
-    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { permit.emplace(std::move(*(co_await gov->acquire()))); },
-                   asio::detached);
-    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { orphan.emplace(co_await gov->acquire()); }, asio::detached);
+    asio::co_spawn(
+        ioc, [&]() -> asio::awaitable<void> { permit.emplace(std::move(*(co_await gov->acquire()))); }, asio::detached);
+    asio::co_spawn(
+        ioc, [&]() -> asio::awaitable<void> { orphan.emplace(co_await gov->acquire()); }, asio::detached);
     poll(ioc);
     BOOST_REQUIRE(permit.has_value());
     BOOST_TEST(!orphan.has_value());
@@ -553,8 +569,8 @@ BOOST_AUTO_TEST_CASE(acquire_awaited_after_governor_is_gone)
     auto pending = gov->acquire();
     gov.reset();
     std::optional<result<exec_permit>> outcome;
-    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { outcome.emplace(co_await std::move(pending)); },
-                   asio::detached);
+    asio::co_spawn(
+        ioc, [&]() -> asio::awaitable<void> { outcome.emplace(co_await std::move(pending)); }, asio::detached);
     run(ioc);
     BOOST_REQUIRE(outcome.has_value());
     BOOST_TEST((!outcome->has_value() && outcome->error() == errc::cancelled));
@@ -566,8 +582,8 @@ BOOST_AUTO_TEST_CASE(permit_move_semantics_release_once)
     exec_governor gov(make_limits(10, 2));
     std::vector<exec_permit> p;
     for (int i = 0; i < 2; ++i)
-        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { p.push_back(std::move(*(co_await gov.acquire()))); },
-                       asio::detached);
+        asio::co_spawn(
+            ioc, [&]() -> asio::awaitable<void> { p.push_back(std::move(*(co_await gov.acquire()))); }, asio::detached);
     run(ioc);
     BOOST_REQUIRE(p.size() == 2u);
     BOOST_TEST(gov.in_flight() == 2u);
@@ -613,8 +629,7 @@ BOOST_AUTO_TEST_CASE(output_budget_concurrent_consumers)
     for (int i = 0; i < threads; ++i)
         t.emplace_back([&] {
             for (int k = 0; k < per_thread; ++k)
-                if (!b.consume(3))
-                    ++refused;
+                if (!b.consume(3)) ++refused;
         });
     for (auto& x : t) x.join();
     BOOST_TEST(b.used() == static_cast<std::uint64_t>(threads * per_thread * 3));

@@ -1,6 +1,6 @@
+#include <prism_e2b/e2b/types.hpp>
 #include <prism_e2b/limits.hpp>
 #include <prism_e2b/process.hpp>
-#include <prism_e2b/e2b/types.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -41,8 +41,7 @@ void check_ranges(std::vector<field<Limits>> const& fields)
                 BOOST_TEST(l.validate().has_value(), "rejected in-range " << v);
             }
             for (auto v : {f.min - 1, f.max + 1}) {
-                if (v < 0 && !f.is_duration)
-                    continue;  // an unsigned count cannot hold -1
+                if (v < 0 && !f.is_duration) continue;  // an unsigned count cannot hold -1
                 Limits l;
                 f.set(l, v);
                 auto r = l.validate();
@@ -160,8 +159,7 @@ BOOST_AUTO_TEST_CASE(extreme_values_are_rejected_not_clamped)
 
 BOOST_AUTO_TEST_CASE(env_name_rules)
 {
-    for (std::string ok : {"A", "_", "PATH", "_x1", "abc_DEF_123", "a0"})
-        BOOST_TEST(is_valid_env_name(ok), ok);
+    for (std::string ok : {"A", "_", "PATH", "_x1", "abc_DEF_123", "a0"}) BOOST_TEST(is_valid_env_name(ok), ok);
     for (std::string bad : {"", "1A", "A-B", "A B", "A=B", "A.B", "Ä", "$X", "X\n"})
         BOOST_TEST(!is_valid_env_name(bad), bad);
     BOOST_TEST(!is_valid_env_name(std::string_view("A\0B", 3)));

@@ -15,16 +15,10 @@ namespace {
 
 std::string const fp_echo_ok = "7bff53ba091fa9fd69976d3cdf5b4aaf1136a3271a77806e525d45459f4abc2f";
 
-process_ref_record sample()
-{
-    return {"i5dfbtk0kzmf2ujbp9yzs", 4242, fp_echo_ok, "/home/user/work"};
-}
+process_ref_record sample() { return {"i5dfbtk0kzmf2ujbp9yzs", 4242, fp_echo_ok, "/home/user/work"}; }
 
 // A ref whose payload is exactly `json` (for hand-made malformed records).
-std::string ref_of(std::string_view json)
-{
-    return std::string(process_ref_prefix) + detail::base64url_encode(json);
-}
+std::string ref_of(std::string_view json) { return std::string(process_ref_prefix) + detail::base64url_encode(json); }
 
 std::string record_json(std::string_view v, std::string_view sandbox, std::string_view pid, std::string_view fp,
                         std::string_view ws)
@@ -126,13 +120,22 @@ BOOST_AUTO_TEST_CASE(non_canonical_trailing_bits_are_rejected)
 
 BOOST_AUTO_TEST_CASE(bad_json_is_rejected)
 {
-    std::vector<std::string> const bad_inputs = {"", "{", "}", "[]", "1", "null", "\"x\"", "{\"v\":1", "not json at all",
-                            "[1,\"a\",2,\"b\",\"c\"]", "{\"v\":1,\"sandbox\":\"a\",\"pid\":1,\"fp\":\"" + fp_echo_ok +
-                                                          "\",\"ws\":\"/\"}garbage",
-                            "\xff\xfe\xfd", "{\"v\":1,\"sandbox\":\"\xc3\x28\",\"pid\":1,\"fp\":\"" + fp_echo_ok +
-                                                "\",\"ws\":\"/\"}",
-                            "{\"v\":1,\"sandbox\":{\"x\":1},\"pid\":1,\"fp\":\"" + fp_echo_ok + "\",\"ws\":\"/\"}",
-                            "{\"v\":1,\"sandbox\":[\"a\"],\"pid\":1,\"fp\":\"" + fp_echo_ok + "\",\"ws\":\"/\"}"};
+    std::vector<std::string> const bad_inputs = {
+        "",
+        "{",
+        "}",
+        "[]",
+        "1",
+        "null",
+        "\"x\"",
+        "{\"v\":1",
+        "not json at all",
+        "[1,\"a\",2,\"b\",\"c\"]",
+        "{\"v\":1,\"sandbox\":\"a\",\"pid\":1,\"fp\":\"" + fp_echo_ok + "\",\"ws\":\"/\"}garbage",
+        "\xff\xfe\xfd",
+        "{\"v\":1,\"sandbox\":\"\xc3\x28\",\"pid\":1,\"fp\":\"" + fp_echo_ok + "\",\"ws\":\"/\"}",
+        "{\"v\":1,\"sandbox\":{\"x\":1},\"pid\":1,\"fp\":\"" + fp_echo_ok + "\",\"ws\":\"/\"}",
+        "{\"v\":1,\"sandbox\":[\"a\"],\"pid\":1,\"fp\":\"" + fp_echo_ok + "\",\"ws\":\"/\"}"};
     for (auto const& bad : bad_inputs) {
         BOOST_TEST(!decode_process_ref(ref_of(bad)).has_value(), "accepted: " << bad);
     }
@@ -170,8 +173,7 @@ BOOST_AUTO_TEST_CASE(wrong_types_and_values_are_rejected)
         record_json("1", q_sandbox, "42", q_fp, "\"/a\\u0000b\""),
         record_json("1", q_sandbox, "42", q_fp, "\"/" + std::string(1024, 'w') + "\""),
     };
-    for (auto const& json : bad)
-        BOOST_TEST(!decode_process_ref(ref_of(json)).has_value(), "accepted: " << json);
+    for (auto const& json : bad) BOOST_TEST(!decode_process_ref(ref_of(json)).has_value(), "accepted: " << json);
 }
 
 BOOST_AUTO_TEST_CASE(extra_missing_duplicate_and_non_canonical_fields_are_rejected)
@@ -181,7 +183,8 @@ BOOST_AUTO_TEST_CASE(extra_missing_duplicate_and_non_canonical_fields_are_reject
         good.substr(0, good.size() - 1) + ",\"token\":\"e2b_secret\"}",
         good.substr(0, good.size() - 1) + ",\"env\":{}}",
         "{\"v\":1,\"sandbox\":" + q_sandbox + ",\"pid\":42,\"fp\":" + q_fp + "}",
-        "{\"v\":1,\"sandbox\":" + q_sandbox + ",\"pid\":42,\"fp\":" + q_fp + ",\"ws\":" + q_ws + ",\"ws\":" + q_ws + "}",
+        "{\"v\":1,\"sandbox\":" + q_sandbox + ",\"pid\":42,\"fp\":" + q_fp + ",\"ws\":" + q_ws + ",\"ws\":" + q_ws +
+            "}",
         "{\"v\":1,\"sandbox\":" + q_sandbox + ",\"pid\":42,\"fp\":" + q_fp + ",\"WS\":" + q_ws + "}",
         // Same record, other spellings: whitespace, order, escapes.
         "{ \"v\":1,\"sandbox\":" + q_sandbox + ",\"pid\":42,\"fp\":" + q_fp + ",\"ws\":" + q_ws + "}",
@@ -190,8 +193,7 @@ BOOST_AUTO_TEST_CASE(extra_missing_duplicate_and_non_canonical_fields_are_reject
         record_json("1", q_sandbox, "042", q_fp, q_ws),
         good + "\n",
     };
-    for (auto const& json : bad)
-        BOOST_TEST(!decode_process_ref(ref_of(json)).has_value(), "accepted: " << json);
+    for (auto const& json : bad) BOOST_TEST(!decode_process_ref(ref_of(json)).has_value(), "accepted: " << json);
 }
 
 BOOST_AUTO_TEST_CASE(oversized_input_is_rejected)
@@ -202,8 +204,7 @@ BOOST_AUTO_TEST_CASE(oversized_input_is_rejected)
     // A structurally valid record that encodes beyond the cap (ws itself is
     // legal up to 1024 characters; the sandbox id pushes it over).
     std::string long_ws = "/" + std::string(1023, 'w');
-    std::string over = ref_of(record_json("1", "\"" + std::string(128, 'a') + "\"", "42", q_fp,
-                                          "\"" + long_ws + "\"") +
+    std::string over = ref_of(record_json("1", "\"" + std::string(128, 'a') + "\"", "42", q_fp, "\"" + long_ws + "\"") +
                               std::string(600, ' '));
     BOOST_TEST(over.size() > max_process_ref_length);
     BOOST_TEST(!decode_process_ref(over).has_value());
@@ -218,8 +219,7 @@ BOOST_AUTO_TEST_CASE(fuzz_never_crashes_and_accepts_only_canonical_refs)
         encode_process_ref({"a", 1, fp_echo_ok, "/"}),
         encode_process_ref({std::string(128, 'Z'), 4294967295u, std::string(64, 'f'), "/" + std::string(900, 'x')}),
     };
-    static constexpr std::string_view url_alphabet =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    static constexpr std::string_view url_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
 
     int accepted = 0, non_canonical_accepts = 0, seed_accepts = 0;
@@ -227,67 +227,71 @@ BOOST_AUTO_TEST_CASE(fuzz_never_crashes_and_accepts_only_canonical_refs)
     for (int i = 0; i < iterations; ++i) {
         std::string input;
         switch (i % 6) {
-        case 0: {  // random bytes
-            input.resize(pick(300));
-            for (auto& c : input) c = static_cast<char>(pick(256));
-            break;
-        }
-        case 1: {  // prefix + random base64url text
-            input = std::string(process_ref_prefix);
-            auto n = pick(400);
-            for (std::size_t k = 0; k < n; ++k) input += url_alphabet[pick(url_alphabet.size())];
-            break;
-        }
-        case 2: {  // byte-wise mutation of a valid ref
-            input = seeds[pick(seeds.size())];
-            auto flips = 1 + pick(4);
-            for (std::size_t k = 0; k < flips; ++k) input[pick(input.size())] = static_cast<char>(pick(256));
-            break;
-        }
-        case 3: {  // alphabet-preserving mutation, insertion or deletion
-            input = seeds[pick(seeds.size())];
-            auto pos = process_ref_prefix.size() + pick(input.size() - process_ref_prefix.size());
-            switch (pick(3)) {
-            case 0: input[pos] = url_alphabet[pick(url_alphabet.size())]; break;
-            case 1: input.insert(input.begin() + pos, url_alphabet[pick(url_alphabet.size())]); break;
-            default: input.erase(pos, 1); break;
+            case 0: {  // random bytes
+                input.resize(pick(300));
+                for (auto& c : input) c = static_cast<char>(pick(256));
+                break;
             }
-            break;
-        }
-        case 4: {  // truncation
-            auto const& s = seeds[pick(seeds.size())];
-            input = s.substr(0, pick(s.size() + 1));
-            break;
-        }
-        default: {  // a mutated JSON payload, re-encoded validly
-            auto const& s = seeds[pick(seeds.size())];
-            auto json = *detail::base64url_decode(s.substr(process_ref_prefix.size()));
-            auto flips = 1 + pick(3);
-            for (std::size_t k = 0; k < flips; ++k) {
-                static constexpr char chars[] = "{}[]\",:0123456789-.eE \\/tfn\x00\x7f\xff";
-                static constexpr std::string_view interesting(chars, sizeof(chars) - 1);  // keeps the NUL
-                json[pick(json.size())] = pick(2) ? interesting[pick(interesting.size())] : static_cast<char>(pick(256));
+            case 1: {  // prefix + random base64url text
+                input = std::string(process_ref_prefix);
+                auto n = pick(400);
+                for (std::size_t k = 0; k < n; ++k) input += url_alphabet[pick(url_alphabet.size())];
+                break;
             }
-            input = ref_of(json);
-            break;
-        }
+            case 2: {  // byte-wise mutation of a valid ref
+                input = seeds[pick(seeds.size())];
+                auto flips = 1 + pick(4);
+                for (std::size_t k = 0; k < flips; ++k) input[pick(input.size())] = static_cast<char>(pick(256));
+                break;
+            }
+            case 3: {  // alphabet-preserving mutation, insertion or deletion
+                input = seeds[pick(seeds.size())];
+                auto pos = process_ref_prefix.size() + pick(input.size() - process_ref_prefix.size());
+                switch (pick(3)) {
+                    case 0:
+                        input[pos] = url_alphabet[pick(url_alphabet.size())];
+                        break;
+                    case 1:
+                        input.insert(input.begin() + pos, url_alphabet[pick(url_alphabet.size())]);
+                        break;
+                    default:
+                        input.erase(pos, 1);
+                        break;
+                }
+                break;
+            }
+            case 4: {  // truncation
+                auto const& s = seeds[pick(seeds.size())];
+                input = s.substr(0, pick(s.size() + 1));
+                break;
+            }
+            default: {  // a mutated JSON payload, re-encoded validly
+                auto const& s = seeds[pick(seeds.size())];
+                auto json = *detail::base64url_decode(s.substr(process_ref_prefix.size()));
+                auto flips = 1 + pick(3);
+                for (std::size_t k = 0; k < flips; ++k) {
+                    static constexpr char chars[] = "{}[]\",:0123456789-.eE \\/tfn\x00\x7f\xff";
+                    static constexpr std::string_view interesting(chars, sizeof(chars) - 1);  // keeps the NUL
+                    json[pick(json.size())] =
+                        pick(2) ? interesting[pick(interesting.size())] : static_cast<char>(pick(256));
+                }
+                input = ref_of(json);
+                break;
+            }
         }
         auto r = decode_process_ref(input);  // must never crash or throw
         if (r) {
             ++accepted;
-            if (encode_process_ref(*r) != input)
-                ++non_canonical_accepts;
+            if (encode_process_ref(*r) != input) ++non_canonical_accepts;
             for (auto const& s : seeds)
-                if (s == input)
-                    ++seed_accepts;
+                if (s == input) ++seed_accepts;
         }
     }
     BOOST_TEST(non_canonical_accepts == 0);
     // Some JSON mutations legitimately yield other valid records (a digit of
     // the pid, a letter of the id); those are fine as long as they are canonical.
     BOOST_TEST_MESSAGE("fuzz: " << accepted << " of " << iterations << " inputs decoded");
-    for (auto const& s : seeds)
-        BOOST_TEST(decode_process_ref(s).has_value());
+    for (auto const& s : seeds) BOOST_TEST(decode_process_ref(s).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(fingerprint_known_value_and_stability)

@@ -101,19 +101,16 @@ BOOST_AUTO_TEST_CASE(concurrent_add_and_redact)
         threads.emplace_back([&] {
             while (!done.load()) {
                 int n = published.load(std::memory_order_acquire);
-                if (n == 0)
-                    continue;
+                if (n == 0) continue;
                 auto s = "ordered-secret-" + std::to_string(n - 1) + "-y";
                 auto out = r.redact("value: " + s + " end");
-                if (out.find(s) != std::string::npos || !r.contains_secret(s))
-                    ++leaks;
+                if (out.find(s) != std::string::npos || !r.contains_secret(s)) ++leaks;
             }
         });
     publisher.join();
     for (auto& t : threads) t.join();
     BOOST_TEST(leaks.load() == 0);
-    for (int i = 0; i < writers * per_writer; ++i)
-        BOOST_TEST_REQUIRE(r.is_secret(secret(i)));
+    for (int i = 0; i < writers * per_writer; ++i) BOOST_TEST_REQUIRE(r.is_secret(secret(i)));
     BOOST_TEST(r.redact(secret(7) + secret(8)) == "[REDACTED]");
 }
 

@@ -3,24 +3,21 @@
 // The binary is found through PRISM_E2B_CLI_PATH (compile definition or
 // environment), else next to the build tree (<build>/prism-e2b).
 #include "client_fixture.hpp"
-
 #include "core/base64.hpp"
 
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+#include <csignal>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <spawn.h>
 #include <sstream>
+#include <sys/wait.h>
 #include <thread>
-
-#include <csignal>
+#include <unistd.h>
 
 extern char** environ;
 
@@ -38,8 +35,7 @@ std::string const canary_token = "CLI_CANARY_TOKEN_66bb";
 
 fs::path cli_path()
 {
-    if (char const* p = std::getenv("PRISM_E2B_CLI_PATH"); p && *p)
-        return p;
+    if (char const* p = std::getenv("PRISM_E2B_CLI_PATH"); p && *p) return p;
 #ifdef PRISM_E2B_CLI_PATH
     return PRISM_E2B_CLI_PATH;
 #else
@@ -71,11 +67,9 @@ cli_result run_cli(std::vector<std::string> args, std::string const& url, bool w
     std::vector<std::string> env_s;
     for (char** e = environ; *e; ++e) {
         std::string v = *e;
-        if (v.rfind("E2B_", 0) != 0 && v.rfind("PRISM_E2B_CA_FILE", 0) != 0)
-            env_s.push_back(v);
+        if (v.rfind("E2B_", 0) != 0 && v.rfind("PRISM_E2B_CA_FILE", 0) != 0) env_s.push_back(v);
     }
-    if (with_key)
-        env_s.push_back("E2B_API_KEY=" + canary_key);
+    if (with_key) env_s.push_back("E2B_API_KEY=" + canary_key);
     env_s.push_back("E2B_API_URL=" + url);
     env_s.push_back("E2B_SANDBOX_URL=" + url);
     std::vector<char*> envp;
@@ -114,8 +108,9 @@ cli_result run_cli(std::vector<std::string> args, std::string const& url, bool w
     return r;
 }
 
-std::string const detail_json = R"({"templateID":"base","sandboxID":"sbx1","clientID":"c","startedAt":"2025-01-01T00:00:00Z","endAt":"2025-01-01T00:20:00Z","cpuCount":2,"memoryMB":512,"diskSizeMB":1024,"state":"running","metadata":{"team":"a"},"envdVersion":"0.5.7","envdAccessToken":")" +
-                                canary_token + R"("})";
+std::string const detail_json =
+    R"({"templateID":"base","sandboxID":"sbx1","clientID":"c","startedAt":"2025-01-01T00:00:00Z","endAt":"2025-01-01T00:20:00Z","cpuCount":2,"memoryMB":512,"diskSizeMB":1024,"state":"running","metadata":{"team":"a"},"envdVersion":"0.5.7","envdAccessToken":")" +
+    canary_token + R"("})";
 
 std::size_t lines_of(std::string const& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
 
@@ -144,20 +139,28 @@ BOOST_AUTO_TEST_CASE(create_pause_resume_kill_list_info)
 {
     test_http_server server([](recorded_request const& r) {
         if (r.target == "/sandboxes")
-            return scripted_response::json(201, R"({"templateID":"t","sandboxID":"sbx1","clientID":"c","envdVersion":"0.5.7","envdAccessToken":")" + canary_token + R"("})");
+            return scripted_response::json(
+                201,
+                R"({"templateID":"t","sandboxID":"sbx1","clientID":"c","envdVersion":"0.5.7","envdAccessToken":")" +
+                    canary_token + R"("})");
         if (r.path() == "/sandboxes/sbx1/pause")
-            return r.body == R"({"memory":false})" ? scripted_response::empty(204)
-                                                    : scripted_response::json(409, R"({"code":409,"message":"already paused"})");
+            return r.body == R"({"memory":false})"
+                       ? scripted_response::empty(204)
+                       : scripted_response::json(409, R"({"code":409,"message":"already paused"})");
         if (r.path() == "/sandboxes/sbx1/connect")
-            return scripted_response::json(201, R"({"templateID":"t","sandboxID":"sbx1","clientID":"c","envdVersion":"0.5.7"})");
+            return scripted_response::json(
+                201, R"({"templateID":"t","sandboxID":"sbx1","clientID":"c","envdVersion":"0.5.7"})");
         if (r.method == "DELETE")
-            return r.path() == "/sandboxes/sbx1" ? scripted_response::empty(204)
-                                                 : scripted_response::json(404, R"({"code":404,"message":"not found"})");
+            return r.path() == "/sandboxes/sbx1"
+                       ? scripted_response::empty(204)
+                       : scripted_response::json(404, R"({"code":404,"message":"not found"})");
         if (r.path() == "/v2/sandboxes")
-            return scripted_response::json(200, R"([{"templateID":"t","sandboxID":"sbx1","clientID":"c","startedAt":"s","endAt":"e","cpuCount":1,"memoryMB":1,"diskSizeMB":1,"state":"paused","envdVersion":"0.5.7","metadata":{"team":"a"}}])");
-        if (r.path() == "/sandboxes/sbx1")
-            return scripted_response::json(200, detail_json);
-        return scripted_response::json(401, R"({"code":401,"message":"Invalid API key )" + r.header("X-API-KEY").value_or("") + R"("})");
+            return scripted_response::json(
+                200,
+                R"([{"templateID":"t","sandboxID":"sbx1","clientID":"c","startedAt":"s","endAt":"e","cpuCount":1,"memoryMB":1,"diskSizeMB":1,"state":"paused","envdVersion":"0.5.7","metadata":{"team":"a"}}])");
+        if (r.path() == "/sandboxes/sbx1") return scripted_response::json(200, detail_json);
+        return scripted_response::json(
+            401, R"({"code":401,"message":"Invalid API key )" + r.header("X-API-KEY").value_or("") + R"("})");
     });
     auto c = run_cli({"create", "--template", "t", "--timeout", "60", "--label", "team=a"}, server.url());
     BOOST_TEST(c.code == 0, c.err);
@@ -191,8 +194,10 @@ BOOST_AUTO_TEST_CASE(create_pause_resume_kill_list_info)
 
     auto reqs = server.requests();
     BOOST_TEST_REQUIRE(reqs.size() == 9u);
-    BOOST_TEST(json::parse(reqs[0].body) ==
-               json::parse(R"({"templateID":"t","metadata":{"team":"a"},"timeout":60,"secure":true,"allow_internet_access":true})"));
+    BOOST_TEST(
+        json::parse(reqs[0].body) ==
+        json::parse(
+            R"({"templateID":"t","metadata":{"team":"a"},"timeout":60,"secure":true,"allow_internet_access":true})"));
     BOOST_TEST(reqs[1].body == R"({"memory":false})");
     BOOST_TEST(reqs[2].body == R"({"memory":true})");
     BOOST_TEST(reqs[3].body == R"({"timeout":900})");
@@ -204,8 +209,7 @@ BOOST_AUTO_TEST_CASE(exec_streams_output_and_exits_with_the_command_code)
 {
     std::atomic<int> start_calls{0};
     test_http_server server([&](recorded_request const& r) {
-        if (r.path() == "/sandboxes/sbx1")
-            return scripted_response::json(200, detail_json);
+        if (r.path() == "/sandboxes/sbx1") return scripted_response::json(200, detail_json);
         if (r.path() == "/process.Process/Start") {
             auto n = start_calls++;
             if (n == 0)
@@ -214,8 +218,9 @@ BOOST_AUTO_TEST_CASE(exec_streams_output_and_exits_with_the_command_code)
                                        R"({"event":{"data":{"stderr":")" + detail::base64_encode("warn\n") + R"("}}})",
                                        R"({"event":{"end":{"exitCode":3,"exited":true,"status":"exit status 3"}}})"});
             if (n == 1) {
-                auto cut = connect_stream({R"({"event":{"start":{"pid":6}}})",
-                                           R"({"event":{"data":{"stdout":")" + detail::base64_encode("part") + R"("}}})"});
+                auto cut =
+                    connect_stream({R"({"event":{"start":{"pid":6}}})",
+                                    R"({"event":{"data":{"stdout":")" + detail::base64_encode("part") + R"("}}})"});
                 cut.chunks.pop_back();  // no end-of-stream envelope
                 cut.cut = true;         // and no terminating chunk
                 return cut;
@@ -245,7 +250,7 @@ BOOST_AUTO_TEST_CASE(exec_streams_output_and_exits_with_the_command_code)
     auto const& start = reqs[1];
     BOOST_TEST(start.target == "/process.Process/Start");
     BOOST_TEST(start.header("X-Access-Token").value_or("") == canary_token);  // from get_sandbox_info
-    BOOST_TEST(!start.header("Connect-Timeout-Ms"));                           // exec has no deadline
+    BOOST_TEST(!start.header("Connect-Timeout-Ms"));                          // exec has no deadline
     BOOST_TEST(start.body.substr(5) ==
                R"({"process":{"cmd":"sh","args":["-c","echo hello"],"envs":{"A":"1"},"cwd":"/w"},"stdin":false})");
 }
@@ -256,11 +261,11 @@ BOOST_AUTO_TEST_CASE(exec_forwards_ctrl_c_as_sigterm)
     so.threads = 2;  // the stream holds one connection while SendSignal arrives on another
     test_http_server server(
         [](recorded_request const& r) {
-            if (r.path() == "/sandboxes/sbx1")
-                return scripted_response::json(200, detail_json);
+            if (r.path() == "/sandboxes/sbx1") return scripted_response::json(200, detail_json);
             if (r.path() == "/process.Process/Start") {
-                auto s = connect_stream({R"({"event":{"start":{"pid":31}}})", "", "",
-                                         R"({"event":{"end":{"exitCode":-1,"exited":false,"status":"signal: terminated"}}})"});
+                auto s = connect_stream(
+                    {R"({"event":{"start":{"pid":31}}})", "", "",
+                     R"({"event":{"end":{"exitCode":-1,"exited":false,"status":"signal: terminated"}}})"});
                 s.chunks.erase(s.chunks.begin() + 1, s.chunks.begin() + 3);
                 s.chunks.insert(s.chunks.begin() + 1, {"", "", ""});
                 s.chunk_delay = std::chrono::milliseconds(400);
@@ -273,7 +278,8 @@ BOOST_AUTO_TEST_CASE(exec_forwards_ctrl_c_as_sigterm)
     BOOST_TEST(e.code == 143, e.err);
     bool forwarded = false;
     for (auto const& r : server.requests())
-        forwarded |= r.target == "/process.Process/SendSignal" && r.body == R"({"process":{"pid":31},"signal":"SIGNAL_SIGTERM"})";
+        forwarded |= r.target == "/process.Process/SendSignal" &&
+                     r.body == R"({"process":{"pid":31},"signal":"SIGNAL_SIGTERM"})";
     BOOST_TEST(forwarded);
 }
 

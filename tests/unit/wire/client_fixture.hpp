@@ -3,10 +3,10 @@
 #ifndef PRISM_E2B_TESTS_UNIT_WIRE_CLIENT_FIXTURE_HPP
 #define PRISM_E2B_TESTS_UNIT_WIRE_CLIENT_FIXTURE_HPP
 
-#include "test_http_server.hpp"
-
 #include <prism_e2b/e2b/client.hpp>
 #include <prism_e2b/log.hpp>
+
+#include "test_http_server.hpp"
 
 #include <mutex>
 #include <string>
@@ -42,8 +42,7 @@ inline e2b::client_options options_for(std::string const& url, log_capture* logs
     o.retry_base_delay = std::chrono::milliseconds(1);
     o.request_timeout = std::chrono::milliseconds(10000);
     o.connect_timeout = std::chrono::milliseconds(5000);
-    if (logs)
-        o.logger = logs->sink();
+    if (logs) o.logger = logs->sink();
     return o;
 }
 

@@ -2,14 +2,13 @@
 // its own output, while the pool never opens more connections than its cap;
 // the client-wide in-flight cap queues instead of failing; the semaphore is
 // FIFO and honours cancellation.
-#include "client_fixture.hpp"
-#include "run_coro.hpp"
+#include <prism_e2b/e2b/client.hpp>
 
+#include "client_fixture.hpp"
 #include "core/base64.hpp"
+#include "run_coro.hpp"
 #include "wire/async_semaphore.hpp"
 #include "wire/envelope.hpp"
-
-#include <prism_e2b/e2b/client.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -75,14 +74,10 @@ asio::awaitable<void> one_exec(e2b::client& c, int i, exec_result& res, std::ato
                 res.failure = ev.error().to_string();
                 break;
             }
-            if (!*ev)
-                break;
-            if (auto const* st = std::get_if<e2b::start_event>(&**ev))
-                res.pid = st->pid;
-            if (auto const* d = std::get_if<e2b::data_event>(&**ev))
-                res.out += d->bytes;
-            if (auto const* e = std::get_if<e2b::end_event>(&**ev))
-                res.code = e->exit_code;
+            if (!*ev) break;
+            if (auto const* st = std::get_if<e2b::start_event>(&**ev)) res.pid = st->pid;
+            if (auto const* d = std::get_if<e2b::data_event>(&**ev)) res.out += d->bytes;
+            if (auto const* e = std::get_if<e2b::end_event>(&**ev)) res.code = e->exit_code;
         }
     }
     res.done = true;
@@ -106,11 +101,9 @@ BOOST_AUTO_TEST_CASE(five_hundred_streamed_execs_within_the_connection_cap)
             auto o = options_for(server.url());
             o.max_connections_per_origin = cap;
             auto c = e2b::make_client(ex, o);
-            if (!c)
-                co_return;
+            if (!c) co_return;
             auto client = *c;
-            for (int i = 0; i < n; ++i)
-                asio::co_spawn(ex, one_exec(*client, i, results[i], finished), asio::detached);
+            for (int i = 0; i < n; ++i) asio::co_spawn(ex, one_exec(*client, i, results[i], finished), asio::detached);
             asio::steady_timer timer(ex);
             while (finished.load() < n) {
                 timer.expires_after(std::chrono::milliseconds(5));
@@ -162,8 +155,7 @@ BOOST_AUTO_TEST_CASE(sequential_unary_calls_over_one_keep_alive_connection)
             auto t0 = std::chrono::steady_clock::now();
             auto r = co_await (*c)->send_signal(t, s, process_signal::sigterm);
             us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-            if (!r)
-                break;
+            if (!r) break;
         }
     });
     BOOST_TEST_REQUIRE(us.size() == static_cast<std::size_t>(n));
@@ -227,7 +219,8 @@ BOOST_AUTO_TEST_CASE(semaphore_is_fifo_and_cancellable)
         asio::cancellation_signal cancel_second;
         for (int i = 0; i < 3; ++i) {
             if (i == 1)
-                asio::co_spawn(ex, waiter(sem, &order, i), asio::bind_cancellation_slot(cancel_second.slot(), asio::detached));
+                asio::co_spawn(ex, waiter(sem, &order, i),
+                               asio::bind_cancellation_slot(cancel_second.slot(), asio::detached));
             else
                 asio::co_spawn(ex, waiter(sem, &order, i), asio::detached);
         }

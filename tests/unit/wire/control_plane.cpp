@@ -1,11 +1,11 @@
 // Wire fidelity of the control plane: method, path, query, headers and JSON
 // bodies of every call, and the results derived from every answer (201/200/204,
 // 404/409/429/503, error bodies whose code decides).
-#include "client_fixture.hpp"
-#include "run_coro.hpp"
-
 #include <prism_e2b/e2b/client.hpp>
 #include <prism_e2b/redactor.hpp>
+
+#include "client_fixture.hpp"
+#include "run_coro.hpp"
 
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
@@ -70,8 +70,10 @@ BOOST_AUTO_TEST_CASE(create_sends_new_sandbox_and_reads_the_sandbox)
     BOOST_TEST(reqs[0].target == "/sandboxes");
     check_api_headers(reqs[0]);
     BOOST_TEST(reqs[0].header("Content-Type").value_or("") == "application/json");
-    BOOST_TEST(json::parse(reqs[0].body) ==
-               json::parse(R"({"templateID":"base","metadata":{"owner":"me"},"envVars":{"A":"1"},"timeout":600,"secure":true,"allow_internet_access":true})"));
+    BOOST_TEST(
+        json::parse(reqs[0].body) ==
+        json::parse(
+            R"({"templateID":"base","metadata":{"owner":"me"},"envVars":{"A":"1"},"timeout":600,"secure":true,"allow_internet_access":true})"));
 }
 
 BOOST_AUTO_TEST_CASE(create_sends_lifecycle_only_when_set)
@@ -85,8 +87,10 @@ BOOST_AUTO_TEST_CASE(create_sends_lifecycle_only_when_set)
         p.auto_resume = false;
         BOOST_TEST((co_await c.create_sandbox(p)).has_value());
     });
-    BOOST_TEST(json::parse(server.requests()[0].body) ==
-               json::parse(R"({"templateID":"tpl","timeout":300,"secure":true,"allow_internet_access":true,"autoPause":true,"autoPauseMemory":false,"autoResume":{"enabled":false}})"));
+    BOOST_TEST(
+        json::parse(server.requests()[0].body) ==
+        json::parse(
+            R"({"templateID":"tpl","timeout":300,"secure":true,"allow_internet_access":true,"autoPause":true,"autoPauseMemory":false,"autoResume":{"enabled":false}})"));
 }
 
 BOOST_AUTO_TEST_CASE(connect_distinguishes_resumed_and_running_and_sends_the_timeout)
@@ -94,10 +98,14 @@ BOOST_AUTO_TEST_CASE(connect_distinguishes_resumed_and_running_and_sends_the_tim
     std::atomic<int> n{0};
     test_http_server server([&](recorded_request const&) {
         switch (n++) {
-        case 0: return scripted_response::json(201, sandbox_json);
-        case 1: return scripted_response::json(200, sandbox_json);
-        case 2: return scripted_response::json(404, R"({"code":404,"message":"paused sandbox sbx1 not found"})");
-        default: return scripted_response::json(409, R"({"code":409,"message":"being paused"})");
+            case 0:
+                return scripted_response::json(201, sandbox_json);
+            case 1:
+                return scripted_response::json(200, sandbox_json);
+            case 2:
+                return scripted_response::json(404, R"({"code":404,"message":"paused sandbox sbx1 not found"})");
+            default:
+                return scripted_response::json(409, R"({"code":409,"message":"being paused"})");
         }
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
@@ -126,11 +134,16 @@ BOOST_AUTO_TEST_CASE(pause_outcomes)
     std::atomic<int> n{0};
     test_http_server server([&](recorded_request const&) {
         switch (n++) {
-        case 0: return scripted_response::empty(204);
-        case 1: return scripted_response::json(409, R"({"code":409,"message":"already paused"})");
-        case 2: return scripted_response::json(503, R"({"code":503,"message":"busy"})");
-        case 3: return scripted_response::json(404, R"({"code":404,"message":"no such sandbox"})");
-        default: return scripted_response::json(500, R"({"code":500,"message":"oops"})");
+            case 0:
+                return scripted_response::empty(204);
+            case 1:
+                return scripted_response::json(409, R"({"code":409,"message":"already paused"})");
+            case 2:
+                return scripted_response::json(503, R"({"code":503,"message":"busy"})");
+            case 3:
+                return scripted_response::json(404, R"({"code":404,"message":"no such sandbox"})");
+            default:
+                return scripted_response::json(500, R"({"code":500,"message":"oops"})");
         }
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
@@ -156,10 +169,14 @@ BOOST_AUTO_TEST_CASE(kill_reports_gone_as_false_deciding_on_the_body_code)
     std::atomic<int> n{0};
     test_http_server server([&](recorded_request const&) {
         switch (n++) {
-        case 0: return scripted_response::empty(204);
-        case 1: return scripted_response::json(404, R"({"code":404,"message":"not found"})");
-        case 2: return scripted_response::json(400, R"({"code":404,"message":"not found, body decides"})");
-        default: return scripted_response::json(401, R"({"code":401,"message":"Invalid API key"})");
+            case 0:
+                return scripted_response::empty(204);
+            case 1:
+                return scripted_response::json(404, R"({"code":404,"message":"not found"})");
+            case 2:
+                return scripted_response::json(400, R"({"code":404,"message":"not found, body decides"})");
+            default:
+                return scripted_response::json(401, R"({"code":401,"message":"Invalid API key"})");
         }
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
@@ -180,10 +197,8 @@ BOOST_AUTO_TEST_CASE(info_is_parsed_and_retried_on_5xx)
     std::atomic<int> n{0};
     test_http_server server([&](recorded_request const&) {
         int i = n++;
-        if (i == 0)
-            return scripted_response::json(502, R"({"code":502,"message":"bad gateway"})");
-        if (i == 1)
-            return scripted_response::json(200, detail_json);
+        if (i == 0) return scripted_response::json(502, R"({"code":502,"message":"bad gateway"})");
+        if (i == 1) return scripted_response::json(200, detail_json);
         return scripted_response::json(404, R"({"code":404,"message":"sandbox sbx2 not found"})");
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
@@ -213,10 +228,11 @@ BOOST_AUTO_TEST_CASE(list_encodes_metadata_twice_and_pages_with_x_next_token)
     std::atomic<int> n{0};
     test_http_server server([&](recorded_request const&) {
         auto r = scripted_response::json(
-            200, n++ == 0 ? R"([{"templateID":"base","sandboxID":"s1","clientID":"c","startedAt":"x","endAt":"y","cpuCount":1,"memoryMB":2,"diskSizeMB":3,"state":"running","envdVersion":"0.5.7","metadata":{"a b":"c"}}])"
-                          : "[]");
-        if (n == 1)
-            r.headers.emplace_back("X-Next-Token", "page-2");
+            200,
+            n++ == 0
+                ? R"([{"templateID":"base","sandboxID":"s1","clientID":"c","startedAt":"x","endAt":"y","cpuCount":1,"memoryMB":2,"diskSizeMB":3,"state":"running","envdVersion":"0.5.7","metadata":{"a b":"c"}}])"
+                : "[]");
+        if (n == 1) r.headers.emplace_back("X-Next-Token", "page-2");
         return r;
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
@@ -321,10 +337,14 @@ BOOST_AUTO_TEST_CASE(status_mapping_of_other_errors)
     std::atomic<int> n{0};
     test_http_server server([&](recorded_request const&) {
         switch (n++) {
-        case 0: return scripted_response::json(403, R"({"code":403,"message":"forbidden"})");
-        case 1: return scripted_response::json(400, R"({"code":400,"message":"bad template"})");
-        case 2: return scripted_response::json(503, R"({"code":503,"message":"no capacity"})");
-        default: return scripted_response::json(500, "<html>not json</html>");
+            case 0:
+                return scripted_response::json(403, R"({"code":403,"message":"forbidden"})");
+            case 1:
+                return scripted_response::json(400, R"({"code":400,"message":"bad template"})");
+            case 2:
+                return scripted_response::json(503, R"({"code":503,"message":"no capacity"})");
+            default:
+                return scripted_response::json(500, "<html>not json</html>");
         }
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
@@ -353,7 +373,8 @@ BOOST_AUTO_TEST_CASE(keep_alive_connection_is_reused)
 {
     test_http_server server([](recorded_request const&) { return scripted_response::empty(204); });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
-        for (int i = 0; i < 20; ++i) BOOST_TEST((co_await c.set_sandbox_timeout("sbx1", std::chrono::seconds(5))).has_value());
+        for (int i = 0; i < 20; ++i)
+            BOOST_TEST((co_await c.set_sandbox_timeout("sbx1", std::chrono::seconds(5))).has_value());
     });
     BOOST_TEST(server.request_count() == 20u);
     BOOST_TEST(server.accepted_connections() == 1u);
@@ -367,7 +388,8 @@ BOOST_AUTO_TEST_CASE(server_closing_idle_connections_is_survived)
         return r;
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
-        for (int i = 0; i < 5; ++i) BOOST_TEST((co_await c.set_sandbox_timeout("sbx1", std::chrono::seconds(5))).has_value());
+        for (int i = 0; i < 5; ++i)
+            BOOST_TEST((co_await c.set_sandbox_timeout("sbx1", std::chrono::seconds(5))).has_value());
     });
     BOOST_TEST(server.accepted_connections() == 5u);
 }

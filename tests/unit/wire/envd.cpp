@@ -2,13 +2,12 @@
 // /health. Headers, bodies (envelopes decoded), and the results derived from
 // every answer, including end-of-stream errors, keepalives, absent exitCode,
 // SIGKILL ends, streams without an end event and cut streams.
-#include "client_fixture.hpp"
-#include "run_coro.hpp"
-
-#include "core/base64.hpp"
-#include "wire/envelope.hpp"
-
 #include <prism_e2b/e2b/client.hpp>
+
+#include "client_fixture.hpp"
+#include "core/base64.hpp"
+#include "run_coro.hpp"
+#include "wire/envelope.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -84,13 +83,11 @@ asio::awaitable<drained> drain(e2b::process_event_stream& s)
             d.failure = ev.error();
             co_return d;
         }
-        if (!*ev)
-            co_return d;
+        if (!*ev) co_return d;
         if (auto const* data = std::get_if<e2b::data_event>(&**ev)) {
             (data->stream == e2b::data_event::stream_kind::stderr_data ? d.stderr_text : d.stdout_text) += data->bytes;
         }
-        if (auto const* end = std::get_if<e2b::end_event>(&**ev))
-            d.end = *end;
+        if (auto const* end = std::get_if<e2b::end_event>(&**ev)) d.end = *end;
         d.events.push_back(**ev);
     }
     co_return d;
@@ -101,11 +98,10 @@ asio::awaitable<drained> drain(e2b::process_event_stream& s)
 BOOST_AUTO_TEST_CASE(start_streams_events_and_sends_what_the_sdk_sends)
 {
     test_http_server server([](recorded_request const&) {
-        auto r = connect_stream({R"({"event":{"start":{"pid":42}}})",
-                                 R"({"event":{"data":{"stdout":")" + b64("hi\n") + R"("}}})",
-                                 R"({"event":{"keepalive":{}}})",
-                                 R"({"event":{"data":{"stderr":")" + b64("oops") + R"("}}})",
-                                 R"({"event":{"end":{"exited":true,"status":"exit status 0"}}})"});
+        auto r = connect_stream(
+            {R"({"event":{"start":{"pid":42}}})", R"({"event":{"data":{"stdout":")" + b64("hi\n") + R"("}}})",
+             R"({"event":{"keepalive":{}}})", R"({"event":{"data":{"stderr":")" + b64("oops") + R"("}}})",
+             R"({"event":{"end":{"exited":true,"status":"exit status 0"}}})"});
         r.chunk_delay = std::chrono::milliseconds(2);
         return r;
     });
@@ -142,8 +138,9 @@ BOOST_AUTO_TEST_CASE(start_streams_events_and_sends_what_the_sdk_sends)
     BOOST_TEST(r.header("Connect-Timeout-Ms").value_or("") == "60000");
     BOOST_TEST(r.header("Keepalive-Ping-Interval").value_or("") == "50");
     BOOST_TEST(r.header("Authorization").value_or("") == "Basic " + b64("root:"));
-    BOOST_TEST(envelope_payload(r.body) ==
-               R"({"process":{"cmd":"/bin/bash","args":["-l","-c","echo hi"],"envs":{"A":"1"},"cwd":"/workspace"},"stdin":false})");
+    BOOST_TEST(
+        envelope_payload(r.body) ==
+        R"({"process":{"cmd":"/bin/bash","args":["-l","-c","echo hi"],"envs":{"A":"1"},"cwd":"/workspace"},"stdin":false})");
 }
 
 BOOST_AUTO_TEST_CASE(zero_timeout_sends_no_deadline_and_no_user_no_authorization)
@@ -290,15 +287,19 @@ BOOST_AUTO_TEST_CASE(protocol_violations_are_protocol_errors)
     std::atomic<int> n{0};
     test_http_server server([&](recorded_request const&) {
         switch (n++) {
-        case 0: return connect_stream({R"({"event":{"data":{"stdout":"aGkK"}}})"});  // no start first
-        case 1: return connect_stream({R"({"event":{"start":{"pid":1}}})", R"({"event":{"data":{"stdout":"%%%"}}})"});
-        case 2: return connect_stream({R"({"event":{"start":{"pid":1}}})", "{not json"});
-        case 3: {
-            auto r = connect_stream({R"({"event":{"start":{"pid":1}}})"});
-            r.chunks.insert(r.chunks.begin() + 1, wire::encode_envelope("{}", 0x01));  // compressed
-            return r;
-        }
-        default: return scripted_response::json(200, "{}");  // wrong content type
+            case 0:
+                return connect_stream({R"({"event":{"data":{"stdout":"aGkK"}}})"});  // no start first
+            case 1:
+                return connect_stream({R"({"event":{"start":{"pid":1}}})", R"({"event":{"data":{"stdout":"%%%"}}})"});
+            case 2:
+                return connect_stream({R"({"event":{"start":{"pid":1}}})", "{not json"});
+            case 3: {
+                auto r = connect_stream({R"({"event":{"start":{"pid":1}}})"});
+                r.chunks.insert(r.chunks.begin() + 1, wire::encode_envelope("{}", 0x01));  // compressed
+                return r;
+            }
+            default:
+                return scripted_response::json(200, "{}");  // wrong content type
         }
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
@@ -398,8 +399,8 @@ BOOST_AUTO_TEST_CASE(filesystem_calls)
                        ? scripted_response::json(404, R"({"code":"not_found","message":"no such file"})")
                        : scripted_response::json(200, R"({"entry":)" + entry + "}");
         if (r.target == "/filesystem.Filesystem/ListDir")
-            return scripted_response::json(200, R"({"entries":[)" + entry +
-                                                    R"(,{"name":"weird","type":"FILE_TYPE_UNSPECIFIED"}]})");
+            return scripted_response::json(
+                200, R"({"entries":[)" + entry + R"(,{"name":"weird","type":"FILE_TYPE_UNSPECIFIED"}]})");
         if (r.target == "/filesystem.Filesystem/Move")
             return scripted_response::json(200, R"({"entry":)" + entry + "}");
         return scripted_response::json(200, "{}");
@@ -475,7 +476,8 @@ BOOST_AUTO_TEST_CASE(files_and_health)
     auto ct = reqs[3].header("Content-Type").value_or("");
     BOOST_TEST(ct.rfind("multipart/form-data; boundary=", 0) == 0u);
     auto boundary = ct.substr(ct.find('=') + 1);
-    BOOST_TEST(reqs[3].body.find("--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"/w/a b.txt\"") == 0u);
+    BOOST_TEST(reqs[3].body.find("--" + boundary +
+                                 "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"/w/a b.txt\"") == 0u);
     BOOST_TEST(reqs[3].body.find(binary) != std::string::npos);
     BOOST_TEST(reqs[3].body.substr(reqs[3].body.size() - boundary.size() - 6) == "--" + boundary + "--\r\n");
     BOOST_TEST(reqs[4].target == "/health");
@@ -537,7 +539,8 @@ BOOST_AUTO_TEST_CASE(envd_origin_per_sandbox_without_sandbox_url)
         auto t = target_for();
         auto h = co_await (*c)->health(t);
         BOOST_TEST_REQUIRE(h.has_error());
-        BOOST_TEST(h.error().message().find("https://49983-sbx1.invalid:443") != std::string::npos, h.error().to_string());
+        BOOST_TEST(h.error().message().find("https://49983-sbx1.invalid:443") != std::string::npos,
+                   h.error().to_string());
     });
 }
 
@@ -565,9 +568,10 @@ BOOST_AUTO_TEST_CASE(cancellation_and_deadlines)
 {
     test_http_server server([](recorded_request const& r) {
         scripted_response s;
-        s.headers = {{"Content-Type", r.path() == "/process.Process/Start" ? "application/connect+json" : "application/json"}};
-        s.chunks = {r.path() == "/process.Process/Start" ? envelope_bytes(R"({"event":{"start":{"pid":1}}})") : "{",
-                    "", "}"};
+        s.headers = {
+            {"Content-Type", r.path() == "/process.Process/Start" ? "application/connect+json" : "application/json"}};
+        s.chunks = {r.path() == "/process.Process/Start" ? envelope_bytes(R"({"event":{"start":{"pid":1}}})") : "{", "",
+                    "}"};
         s.chunk_delay = std::chrono::milliseconds(1500);
         return s;
     });
@@ -579,7 +583,8 @@ BOOST_AUTO_TEST_CASE(cancellation_and_deadlines)
         asio::steady_timer timer(ex, std::chrono::milliseconds(100));
         timer.async_wait([&](boost::system::error_code) { sig.emit(asio::cancellation_type::terminal); });
         auto const t0 = std::chrono::steady_clock::now();
-        auto r = co_await asio::co_spawn(ex, c.list_processes(t), asio::bind_cancellation_slot(sig.slot(), asio::use_awaitable));
+        auto r = co_await asio::co_spawn(ex, c.list_processes(t),
+                                         asio::bind_cancellation_slot(sig.slot(), asio::use_awaitable));
         BOOST_TEST_REQUIRE(r.has_error());
         BOOST_TEST((r.error() == errc::cancelled), r.error().to_string());
         BOOST_TEST((std::chrono::steady_clock::now() - t0) < std::chrono::milliseconds(1000));
@@ -593,7 +598,8 @@ BOOST_AUTO_TEST_CASE(cancellation_and_deadlines)
         asio::cancellation_signal sig2;
         timer.expires_after(std::chrono::milliseconds(100));
         timer.async_wait([&](boost::system::error_code) { sig2.emit(asio::cancellation_type::terminal); });
-        auto n = co_await asio::co_spawn(ex, (*s)->next(), asio::bind_cancellation_slot(sig2.slot(), asio::use_awaitable));
+        auto n =
+            co_await asio::co_spawn(ex, (*s)->next(), asio::bind_cancellation_slot(sig2.slot(), asio::use_awaitable));
         BOOST_TEST_REQUIRE(n.has_error());
         BOOST_TEST((n.error() == errc::cancelled), n.error().to_string());
     });

@@ -1,6 +1,7 @@
 // Connect envelope codec: split reads, batching, and every malformed input is a
 // clear protocol_error (never a crash or a hang).
 #include "wire/envelope.hpp"
+
 #include "wire/protojson.hpp"
 
 #include <boost/test/unit_test.hpp>

@@ -40,14 +40,24 @@ BOOST_AUTO_TEST_CASE(body_code_decides_and_messages_are_redacted)
 
 BOOST_AUTO_TEST_CASE(connect_codes)
 {
-    struct { char const* code; errc want; } const cases[] = {
-        {"not_found", errc::not_found},           {"unauthenticated", errc::unauthenticated},
-        {"permission_denied", errc::permission_denied}, {"resource_exhausted", errc::limit_exceeded},
-        {"unavailable", errc::service_busy},      {"deadline_exceeded", errc::timed_out},
-        {"canceled", errc::cancelled},            {"already_exists", errc::already_exists},
-        {"invalid_argument", errc::invalid_argument}, {"failed_precondition", errc::conflict},
-        {"unimplemented", errc::unsupported},     {"internal", errc::server_error},
-        {"unknown", errc::server_error},          {"brand_new_code", errc::server_error},
+    struct {
+        char const* code;
+        errc want;
+    } const cases[] = {
+        {"not_found", errc::not_found},
+        {"unauthenticated", errc::unauthenticated},
+        {"permission_denied", errc::permission_denied},
+        {"resource_exhausted", errc::limit_exceeded},
+        {"unavailable", errc::service_busy},
+        {"deadline_exceeded", errc::timed_out},
+        {"canceled", errc::cancelled},
+        {"already_exists", errc::already_exists},
+        {"invalid_argument", errc::invalid_argument},
+        {"failed_precondition", errc::conflict},
+        {"unimplemented", errc::unsupported},
+        {"internal", errc::server_error},
+        {"unknown", errc::server_error},
+        {"brand_new_code", errc::server_error},
     };
     for (auto const& c : cases) BOOST_TEST((errc_from_connect_code(c.code) == c.want), c.code);
     auto e = connect_unary_error("process.Process/SendSignal", 404, R"({"code":"not_found","message":"no pid"})");

@@ -1,10 +1,10 @@
 // The HTTP transport alone: URL parsing, keep-alive reuse, idle expiry, the
 // body bound, streamed bodies that return their connection only when read to
 // the end, and retries of idempotent requests on network errors.
-#include "test_http_server.hpp"
-#include "run_coro.hpp"
-
 #include "wire/http_transport.hpp"
+
+#include "run_coro.hpp"
+#include "test_http_server.hpp"
 #include "wire/retry.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
@@ -63,8 +63,8 @@ BOOST_AUTO_TEST_CASE(parse_origin_cases)
     auto c = parse_origin("http://[::1]:9/");
     BOOST_TEST(c->host == "::1");
     BOOST_TEST(c->host_header() == "[::1]:9");
-    for (auto const* bad : {"ftp://x", "http://", "http://:80", "http://h:0", "http://h:99999", "http://u@h", "http://h?q=1",
-                            "https://h:8a"})
+    for (auto const* bad : {"ftp://x", "http://", "http://:80", "http://h:0", "http://h:99999", "http://u@h",
+                            "http://h?q=1", "https://h:8a"})
         BOOST_TEST((parse_origin(bad).error() == errc::invalid_argument), bad);
 }
 
@@ -101,7 +101,8 @@ BOOST_AUTO_TEST_CASE(idle_connections_expire)
 
 BOOST_AUTO_TEST_CASE(response_body_is_bounded)
 {
-    test_http_server server([](recorded_request const&) { return scripted_response::json(200, std::string(4096, 'x')); });
+    test_http_server server(
+        [](recorded_request const&) { return scripted_response::json(200, std::string(4096, 'x')); });
     run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
         transport_options o;
         o.max_response_bytes = 1024;
@@ -119,8 +120,7 @@ BOOST_AUTO_TEST_CASE(streams_return_their_connection_only_when_read_to_the_end)
     test_http_server server([](recorded_request const& r) {
         scripted_response s;
         s.chunks = {"one", "two", "three"};
-        if (r.path() == "/empty")
-            return scripted_response::empty(204);
+        if (r.path() == "/empty") return scripted_response::empty(204);
         return s;
     });
     run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {

@@ -18,8 +18,9 @@ BOOST_AUTO_TEST_CASE(start_request_matches_the_official_sdk)
     p.process.args = {"-l", "-c", "echo hi"};
     p.process.envs = {{"A", "1"}};
     p.process.cwd = "/workspace";
-    BOOST_TEST(protojson::start_request(p) ==
-               R"({"process":{"cmd":"/bin/bash","args":["-l","-c","echo hi"],"envs":{"A":"1"},"cwd":"/workspace"},"stdin":false})");
+    BOOST_TEST(
+        protojson::start_request(p) ==
+        R"({"process":{"cmd":"/bin/bash","args":["-l","-c","echo hi"],"envs":{"A":"1"},"cwd":"/workspace"},"stdin":false})");
     e2b::start_process_params q;
     q.process.cmd = "ls";
     q.stdin = true;
@@ -56,7 +57,8 @@ BOOST_AUTO_TEST_CASE(events)
     auto e0 = protojson::parse_process_event(R"({"event":{"end":{"exited":true,"status":"exit status 0"}}})");
     BOOST_TEST(std::get<e2b::end_event>(*e0).exit_code == 0);
     BOOST_TEST(std::get<e2b::end_event>(*e0).exited);
-    auto ek = protojson::parse_process_event(R"({"event":{"end":{"exitCode":-1,"exited":false,"status":"signal: killed"}}})");
+    auto ek =
+        protojson::parse_process_event(R"({"event":{"end":{"exitCode":-1,"exited":false,"status":"signal: killed"}}})");
     BOOST_TEST(std::get<e2b::end_event>(*ek).exit_code == -1);
     BOOST_TEST(!std::get<e2b::end_event>(*ek).exited);
     auto es = protojson::parse_process_event(R"({"event":{"end":{"exit_code":"7","error":"boom"}}})");

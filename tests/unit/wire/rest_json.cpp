@@ -34,12 +34,14 @@ BOOST_AUTO_TEST_CASE(list_queries)
 BOOST_AUTO_TEST_CASE(create_body_defaults)
 {
     e2b::create_sandbox_params p;
-    BOOST_TEST(rest::create_body(p) == R"({"templateID":"base","timeout":300,"secure":true,"allow_internet_access":true})");
+    BOOST_TEST(rest::create_body(p) ==
+               R"({"templateID":"base","timeout":300,"secure":true,"allow_internet_access":true})");
 }
 
 BOOST_AUTO_TEST_CASE(sandbox_parsing_is_lenient_but_checks_types)
 {
-    auto h = rest::parse_sandbox(R"({"sandboxID":"s","templateID":"t","envdVersion":"0.5.7","domain":null,"trafficAccessToken":null,"new":1})");
+    auto h = rest::parse_sandbox(
+        R"({"sandboxID":"s","templateID":"t","envdVersion":"0.5.7","domain":null,"trafficAccessToken":null,"new":1})");
     BOOST_TEST_REQUIRE(h.has_value());
     BOOST_TEST(!h->domain);
     BOOST_TEST(!h->envd_access_token);

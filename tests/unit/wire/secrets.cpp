@@ -1,10 +1,10 @@
 // Secrets: with a canary API key and envd access token, and a server that
 // echoes them back in error texts, no log line and no error text contains
 // them, while the server did receive them (the test is not vacuous).
+#include <prism_e2b/e2b/client.hpp>
+
 #include "client_fixture.hpp"
 #include "run_coro.hpp"
-
-#include <prism_e2b/e2b/client.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -29,8 +29,9 @@ BOOST_AUTO_TEST_CASE(no_secret_in_logs_or_errors)
         auto tok = r.header("X-Access-Token").value_or("");
         if (r.target == "/sandboxes")
             return scripted_response::json(
-                201, R"({"templateID":"base","sandboxID":"sbx9","clientID":"c","envdVersion":"0.5.7","envdAccessToken":")" +
-                         created_token + R"("})");
+                201,
+                R"({"templateID":"base","sandboxID":"sbx9","clientID":"c","envdVersion":"0.5.7","envdAccessToken":")" +
+                    created_token + R"("})");
         if (r.path() == "/sandboxes/sbx9")
             return scripted_response::json(401, R"({"code":401,"message":"key )" + key + R"( is not valid"})");
         if (r.path() == "/sandboxes/sbx9/pause")

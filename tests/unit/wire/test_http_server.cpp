@@ -35,10 +35,7 @@ bool iequal(std::string const& a, std::string const& b)
            });
 }
 
-std::string reason(int status)
-{
-    return std::string(http::obsolete_reason(static_cast<http::status>(status)));
-}
+std::string reason(int status) { return std::string(http::obsolete_reason(static_cast<http::status>(status))); }
 
 std::string format_head(scripted_response const& r, bool chunked)
 {
@@ -48,8 +45,7 @@ std::string format_head(scripted_response const& r, bool chunked)
         out += "Transfer-Encoding: chunked\r\n";
     else
         out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
-    if (r.close)
-        out += "Connection: close\r\n";
+    if (r.close) out += "Connection: close\r\n";
     out += "\r\n";
     return out;
 }
@@ -66,8 +62,7 @@ std::string hex(std::size_t n)
 std::optional<std::string> recorded_request::header(std::string const& name) const
 {
     for (auto const& [k, v] : headers)
-        if (iequal(k, name))
-            return v;
+        if (iequal(k, name)) return v;
     return std::nullopt;
 }
 
@@ -91,8 +86,7 @@ std::string envelope_bytes(std::string const& json, unsigned char flags)
 
 struct test_http_server::impl {
     explicit impl(request_handler h, options o)
-        : handler(std::move(h)), opts(std::move(o)), ioc(opts.threads), ctx(ssl::context::tls_server),
-          acceptor(ioc)
+        : handler(std::move(h)), opts(std::move(o)), ioc(opts.threads), ctx(ssl::context::tls_server), acceptor(ioc)
     {
         if (opts.tls) {
             ctx.use_certificate_chain_file(opts.cert_chain_file);
@@ -128,13 +122,14 @@ struct test_http_server::impl {
     asio::awaitable<void> accept_loop()
     {
         for (;;) {
-            auto [ec, sock] = co_await acceptor.async_accept(asio::make_strand(ioc), asio::as_tuple(asio::use_awaitable));
-            if (ec)
-                co_return;
+            auto [ec, sock] =
+                co_await acceptor.async_accept(asio::make_strand(ioc), asio::as_tuple(asio::use_awaitable));
+            if (ec) co_return;
             std::size_t const id = ++accepted;
             auto now_open = ++open;
             std::size_t prev = max_open.load();
-            while (now_open > prev && !max_open.compare_exchange_weak(prev, now_open)) {}
+            while (now_open > prev && !max_open.compare_exchange_weak(prev, now_open)) {
+            }
             if (opts.tls) {
                 auto s = std::make_shared<ssl::stream<tcp::socket>>(std::move(sock), ctx);
                 asio::co_spawn(s->get_executor(), tls_session(s, id), asio::detached);
@@ -164,8 +159,7 @@ struct test_http_server::impl {
             http::request_parser<http::string_body> p;
             p.body_limit(512u << 20);
             auto [ec, n] = co_await http::async_read(*s, buffer, p, asio::as_tuple(asio::use_awaitable));
-            if (ec)
-                break;
+            if (ec) break;
             auto& msg = p.get();
             recorded_request rec;
             rec.method = std::string(msg.method_string());
@@ -181,10 +175,8 @@ struct test_http_server::impl {
             }
             auto resp = h(rec);
             bool keep = !resp.close && !resp.cut && msg.keep_alive() && !resp.raw;
-            if (!co_await respond(*s, resp))
-                break;
-            if (!keep)
-                break;
+            if (!co_await respond(*s, resp)) break;
+            if (!keep) break;
         }
         boost::system::error_code ignored;
         lowest(*s).shutdown(tcp::socket::shutdown_both, ignored);
@@ -205,26 +197,20 @@ struct test_http_server::impl {
     template <class Stream>
     asio::awaitable<bool> respond(Stream& s, scripted_response const& r)
     {
-        if (r.raw)
-            co_return co_await write(s, *r.raw);
+        if (r.raw) co_return co_await write(s, *r.raw);
         bool const chunked = !r.chunks.empty() || r.cut;
-        if (!chunked)
-            co_return co_await write(s, format_head(r, false) + r.body);
-        if (!co_await write(s, format_head(r, true)))
-            co_return false;
+        if (!chunked) co_return co_await write(s, format_head(r, false) + r.body);
+        if (!co_await write(s, format_head(r, true))) co_return false;
         asio::steady_timer timer(s.get_executor());
         for (auto const& c : r.chunks) {
             if (r.chunk_delay.count() > 0) {
                 timer.expires_after(r.chunk_delay);
                 co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
             }
-            if (c.empty())
-                continue;
-            if (!co_await write(s, hex(c.size()) + "\r\n" + c + "\r\n"))
-                co_return false;
+            if (c.empty()) continue;
+            if (!co_await write(s, hex(c.size()) + "\r\n" + c + "\r\n")) co_return false;
         }
-        if (r.cut)
-            co_return false;
+        if (r.cut) co_return false;
         co_return co_await write(s, "0\r\n\r\n");
     }
 

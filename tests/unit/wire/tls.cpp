@@ -2,10 +2,10 @@
 // leaves for "localhost" and for "other.test", with the openssl CLI) is refused
 // with the system trust store, accepted with its CA given, and refused when the
 // name we connect to is not the certificate's (IP vs DNS name, other name).
+#include <prism_e2b/e2b/client.hpp>
+
 #include "client_fixture.hpp"
 #include "run_coro.hpp"
-
-#include <prism_e2b/e2b/client.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -46,8 +46,8 @@ struct test_pki {
     }
     void leaf(std::string const& name) const
     {
-        std::ofstream(dir / (name + ".ext")) << "subjectAltName=DNS:" << name
-                                            << "\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n";
+        std::ofstream(dir / (name + ".ext"))
+            << "subjectAltName=DNS:" << name << "\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n";
         run("openssl req -newkey rsa:2048 -nodes -keyout " + name + ".key -out " + name + ".csr -subj '/CN=" + name +
             "'");
         run("openssl x509 -req -in " + name + ".csr -CA ca.pem -CAkey ca.key -CAcreateserial -out " + name +
