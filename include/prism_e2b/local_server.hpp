@@ -85,8 +85,10 @@ struct server_options {
     std::size_t max_connections = 512;
     /// Request-body bytes held at once by all connections together. A request whose
     /// Content-Length does not fit (or a chunked body that outgrows it) is answered 503
-    /// before its body is read. One connection holds at most its route's body limit
-    /// (max_file_bytes for POST /files, else 1 MiB) plus 64 KiB of head and read-ahead.
+    /// before its body is read (a chunked body may pass it by one read, 64 KiB). One
+    /// connection holds at most its route's body limit (max_file_bytes for POST /files,
+    /// else 1 MiB) plus about 128 KiB of head and read-ahead. Responses are not counted
+    /// (a download of up to 8 MiB is read whole, larger ones are streamed).
     std::size_t max_buffered_bytes = 256u << 20;
     /// From the first byte of a request to the end of its head (slowloris); then the connection is closed.
     std::chrono::milliseconds header_timeout = std::chrono::seconds(10);

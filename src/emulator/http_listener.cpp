@@ -231,6 +231,9 @@ private:
     std::size_t held_ = 0;
 };
 
+/// A refused request announcing at most this much body keeps its connection (the body is dropped unread).
+constexpr std::uint64_t small_refused_body = 64 * 1024;
+
 bool out_of_descriptors(boost::system::error_code const& ec)
 {
     return ec == boost::system::errc::too_many_files_open || ec == boost::system::errc::too_many_files_open_in_system ||
@@ -357,6 +360,23 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
         }
     }
 
+    /// Reads and drops `n` body bytes (none is kept), from what was read ahead first.
+    asio::awaitable<bool> discard(beast::tcp_stream& stream, beast::flat_buffer& buffer, std::uint64_t n)
+    {
+        auto const ahead = std::min<std::uint64_t>(n, buffer.size());
+        buffer.consume(static_cast<std::size_t>(ahead));
+        n -= ahead;
+        std::array<char, 16 * 1024> sink;
+        while (n > 0) {
+            stream.expires_after(limits_.idle_timeout);
+            auto const want = static_cast<std::size_t>(std::min<std::uint64_t>(n, sink.size()));
+            auto [ec, got] = co_await stream.async_read_some(asio::buffer(sink.data(), want), use_nothrow);
+            if (ec) co_return false;
+            n -= got;
+        }
+        co_return true;
+    }
+
     /// The head as an http_request without its body.
     static http_request head_of(http::request_parser<http::string_body>& parser)
     {
@@ -408,11 +428,20 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                 // Credentials and limits from the head alone: a refused body is never read.
                 head_verdict verdict = check_ ? check_(req) : head_verdict{};
                 if (verdict.refuse) {
+                    // A small announced body is read and dropped so the connection stays
+                    // usable; anything else (large, chunked, 100-continue) ends it.
+                    auto const announced = parser.content_length().value_or(0);
+                    bool const reusable = !parser.chunked() && announced <= small_refused_body &&
+                                          parser.get().keep_alive() && parser.get()[http::field::expect].empty();
                     req.received = std::chrono::steady_clock::now();
-                    beast_sink sink(*stream, req, false, version);
+                    beast_sink sink(*stream, req, reusable, version);
                     co_await sink.send(std::move(*verdict.refuse));
-                    co_await linger(*stream);
-                    break;
+                    if (!reusable || sink.broken()) {
+                        co_await linger(*stream);
+                        break;
+                    }
+                    if (!co_await discard(*stream, buffer, announced)) break;
+                    continue;
                 }
                 std::size_t const limit = verdict.body_limit;
                 auto const len = parser.content_length();
