@@ -61,16 +61,7 @@ public:
     std::string read_head(std::chrono::milliseconds within = std::chrono::seconds(20))
     {
         auto const deadline = std::chrono::steady_clock::now() + within;
-        while (got_.find("\r\n\r\n") == std::string::npos) {
-            auto const left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            if (left.count() <= 0) break;
-            pollfd p{fd_, POLLIN, 0};
-            if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-            char buf[4096];
-            ssize_t const n = ::recv(fd_, buf, sizeof buf, 0);
-            if (n <= 0) break;
-            got_.append(buf, static_cast<std::size_t>(n));
+        while (got_.find("\r\n\r\n") == std::string::npos && receive(deadline) == got::data) {
         }
         auto const end = got_.find("\r\n\r\n");
         std::string head = end == std::string::npos ? got_ : got_.substr(0, end + 4);
@@ -82,16 +73,7 @@ public:
     std::string read_all(std::chrono::milliseconds within = std::chrono::seconds(20))
     {
         auto const deadline = std::chrono::steady_clock::now() + within;
-        for (;;) {
-            auto const left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            if (left.count() <= 0) break;
-            pollfd p{fd_, POLLIN, 0};
-            if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-            char buf[4096];
-            ssize_t const n = ::recv(fd_, buf, sizeof buf, 0);
-            if (n <= 0) break;
-            got_.append(buf, static_cast<std::size_t>(n));
+        while (receive(deadline) == got::data) {
         }
         return std::exchange(got_, {});
     }
@@ -102,18 +84,33 @@ public:
     {
         auto const deadline = std::chrono::steady_clock::now() + within;
         for (;;) {
-            auto const left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            if (left.count() <= 0) return false;
-            pollfd p{fd_, POLLIN, 0};
-            if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-            char buf[4096];
-            ssize_t const n = ::recv(fd_, buf, sizeof buf, 0);
-            if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) return true;
+            auto const r = receive(deadline);
+            got_.clear();
+            if (r != got::data) return r == got::closed;
         }
     }
 
 private:
+    enum class got { data, closed, deadline };
+
+    /// Waits until `deadline` for bytes and appends them.
+    got receive(std::chrono::steady_clock::time_point deadline)
+    {
+        for (;;) {
+            auto const left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) return got::deadline;
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+            char buf[4096];
+            ssize_t const n = ::recv(fd_, buf, sizeof buf, 0);
+            if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+            if (n <= 0) return got::closed;
+            got_.append(buf, static_cast<std::size_t>(n));
+            return got::data;
+        }
+    }
+
     int fd_ = -1;
     std::string got_;
 };
