@@ -1,6 +1,6 @@
 // No file-type traps: /files never blocks on (or reads) a FIFO, socket or device,
-// the filesystem calls answer on them, and Remove / kill / stop delete trees far
-// deeper than the descriptor limit.
+// the filesystem calls answer on them, and Remove / kill / stop delete trees
+// deeper than the descriptor limit (lowered for the test).
 #include "emulator/sandbox_fs.hpp"
 #include "local_server_fixture.hpp"
 #include "raw_tcp.hpp"
@@ -8,9 +8,11 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <fcntl.h>
 #include <filesystem>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace prism_e2b::test;
@@ -80,7 +82,31 @@ bool refused_as(std::string const& response, std::string const& what)
     return response.rfind("HTTP/1.1 400 ", 0) == 0 && response.find(what) != std::string::npos;
 }
 
-constexpr int deep_levels = 60000;  // above this machine's descriptor limit (and any usual one)
+/// Lowers this process's soft descriptor limit (the in-process server's too) for a
+/// test, so a tree a few times deeper than the limit is quick to build and remove.
+struct fd_limit {
+    rlimit saved{};
+    explicit fd_limit(rlim_t soft)
+    {
+        ::getrlimit(RLIMIT_NOFILE, &saved);
+        rlimit lowered = saved;
+        lowered.rlim_cur = std::min(soft, saved.rlim_cur);
+        ::setrlimit(RLIMIT_NOFILE, &lowered);
+    }
+    ~fd_limit() { ::setrlimit(RLIMIT_NOFILE, &saved); }
+    static rlim_t current()
+    {
+        rlimit r{};
+        ::getrlimit(RLIMIT_NOFILE, &r);
+        return r.rlim_cur;
+    }
+};
+
+constexpr rlim_t test_fd_limit = 2048;
+// Three times the limit: one descriptor per level (the old recursive remove,
+// fs::remove_all) fails with EMFILE. Removal itself never needs more than two, so
+// 60,000 levels work as well (checked by hand); this keeps the test short.
+constexpr int deep_levels = 6000;
 
 std::string make_deep_tree(std::string const& under)
 {
@@ -165,6 +191,8 @@ BOOST_AUTO_TEST_CASE(filesystem_calls_answer_on_a_fifo)
 
 BOOST_AUTO_TEST_CASE(remove_deletes_a_tree_deeper_than_the_descriptor_limit)
 {
+    fd_limit limit(test_fd_limit);
+    BOOST_TEST_REQUIRE(static_cast<rlim_t>(deep_levels) > 2 * fd_limit::current());
     temp_state_dir dir;
     local_server_fixture f([&](prism_e2b::local::server_options& o) { o.state_dir = dir.path.string(); });
     auto sb = create_sandbox(f);
@@ -181,6 +209,8 @@ BOOST_AUTO_TEST_CASE(remove_deletes_a_tree_deeper_than_the_descriptor_limit)
 
 BOOST_AUTO_TEST_CASE(kill_and_stop_leave_no_deep_tree_on_disk)
 {
+    fd_limit limit(test_fd_limit);
+    BOOST_TEST_REQUIRE(static_cast<rlim_t>(deep_levels) > 2 * fd_limit::current());
     temp_state_dir dir;
     fs::path killed_dir, stopped_dir;
     {
