@@ -17,6 +17,13 @@
 //   POST /admin/faults/reset             clears every switch
 //   GET  /admin/sandboxes/{id}/peak-execs  200 {"peak":N,"running":R}: peak concurrently running processes
 //
+// The listener (limits in server_options): credentials (X-API-KEY, X-Admin-Token,
+// the sandbox id and X-Access-Token) are judged from the request head, and a refused
+// request is answered before a byte of its body is read; bodies count against a
+// server-wide byte budget (503 past it); connections are capped (503 past it);
+// accept backs off when descriptors run out (EMFILE/ENFILE) and resumes once they
+// free up; a slow head (header_timeout) or an idle connection (idle_timeout) is closed.
+//
 // What a sandbox is here (differences from E2B's VMs):
 // - Commands are real processes of this machine, each in its own process group and,
 //   when the kernel allows (root, unshare(CLONE_NEWNS)), in its own mount namespace
@@ -30,6 +37,9 @@
 // - /files and filesystem.* see only the sandbox's own tree (state_dir/sandboxes/<id>/root
 //   is its "/"): a path that climbs above "/" is refused (400 / invalid_argument) and
 //   symlinks are resolved inside that root (openat2 RESOLVE_IN_ROOT), never on the host.
+//   /files reads and writes regular files only: a FIFO, socket or device is refused
+//   (400) without being opened for I/O, so nothing waits on it. Remove (and kill)
+//   delete trees of any depth with a constant number of descriptors.
 // - Pause with memory freezes the sandbox's cgroup-v1 freezer cgroup (else SIGSTOPs
 //   its process groups); the info's extra field "pauseKind" says which. Pause without
 //   memory kills the processes and keeps the files. Streams of killed processes are cut
@@ -70,6 +80,31 @@ struct server_options {
     std::string envd_version = "0.5.7";
     /// Upper bound for a /files upload body; JSON bodies are capped at 1 MiB.
     std::size_t max_file_bytes = 64u << 20;
+
+    // -- the listener against slow or hostile clients --------------------------
+    /// Open connections at once; one more is answered 503 (Retry-After: 1) and closed.
+    std::size_t max_connections = 512;
+    /// Request-body bytes held at once by all connections together. A request whose
+    /// Content-Length does not fit (or a chunked body that outgrows it) is answered 503
+    /// before its body is read (a chunked body may pass it by one read, 64 KiB). One
+    /// connection holds at most its route's body limit (max_file_bytes for POST /files,
+    /// else 1 MiB) plus about 128 KiB of head and read-ahead. Responses are not counted
+    /// (a download of up to 8 MiB is read whole, larger ones are streamed).
+    std::size_t max_buffered_bytes = 256u << 20;
+    /// From the first byte of a request to the end of its head (slowloris); then the connection is closed.
+    std::chrono::milliseconds header_timeout = std::chrono::seconds(10);
+    /// A keep-alive connection waiting for its next request, or a request body with no
+    /// byte arriving, is closed after this long.
+    std::chrono::milliseconds idle_timeout = std::chrono::seconds(60);
+};
+
+/// The listener's own accounting (server::listener_stats()).
+struct listener_stats {
+    std::size_t open_connections = 0;
+    std::size_t buffered_bytes = 0;         ///< request-body bytes reserved now (max_buffered_bytes bounds it)
+    std::size_t peak_buffered_bytes = 0;    ///< highest buffered_bytes since start
+    std::uint64_t refused_connections = 0;  ///< answered 503 at max_connections
+    std::uint64_t accept_backoffs = 0;  ///< accept failures (EMFILE, ENFILE...) waited out instead of retried at once
 };
 
 /// Thread-safe in-process fault switches; the admin HTTP routes call the same
@@ -114,7 +149,7 @@ private:
 };
 
 /// The server. Thread safety: start()/stop() from one thread; port(), api_url(),
-/// faults() and peak_concurrent_execs() from any thread. Internally every
+/// faults(), peak_concurrent_execs() and listener_stats() from any thread. Internally every
 /// sandbox's state sits behind its own mutex and the registry behind another;
 /// it may run on a multi-threaded io_context.
 class server {
@@ -137,6 +172,8 @@ public:
     std::uint32_t peak_concurrent_execs(std::string const& sandbox_id) const;
     /// "mount-namespace" or "none": what new sandboxes get on this machine.
     std::string isolation() const;
+    /// A snapshot of the listener's accounting (zeros before start()).
+    local::listener_stats listener_stats() const;
 
 private:
     struct impl;

@@ -2,6 +2,8 @@
 // filesystem.Filesystem unary RPCs (Stat, MakeDir, Move, ListDir, Remove). Every
 // path is normalised (relative to /home/user, no `..` above "/") and opened
 // through the sandbox root with RESOLVE_IN_ROOT, so symlinks cannot leave it.
+// Nothing here can block on a FIFO, socket or device: /files reads and writes
+// regular files only (open_regular_in_root), and directories open O_DIRECTORY.
 #include "emulator/multipart.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
@@ -116,6 +118,23 @@ fs_error errno_error(int e, std::string const& path)
     }
 }
 
+char const* file_kind(mode_t m)
+{
+    if (S_ISFIFO(m)) return "a named pipe (FIFO)";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    return "not a regular file";
+}
+
+/// open_regular_in_root's refusal as an envd error (a FIFO, socket or device is never read or written).
+fs_error open_error(regular_file const& f, std::string const& path)
+{
+    if (f.error != not_regular_file) return errno_error(f.error, path);
+    return {"invalid_argument", 400,
+            "path '" + path + "' is " + file_kind(f.st.st_mode) + ": only regular files can be read or written"};
+}
+
 /// lstat of the last component (the parent resolved inside the root).
 std::variant<json::object, fs_error> stat_entry(sandbox const& sb, std::string const& path)
 {
@@ -160,7 +179,7 @@ void list_into(sandbox const& sb, std::string const& dir_path, int dir_fd, std::
         }
         out.push_back(entry_json(child, st, target));
         if (S_ISDIR(st.st_mode) && depth > 1) {
-            int sub = ::openat(dir_fd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            int sub = ::openat(dir_fd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
             if (sub >= 0) {
                 list_into(sb, child, sub, depth - 1, out);
                 ::close(sub);
@@ -188,10 +207,10 @@ std::variant<json::object, fs_error> write_file(sandbox const& sb, std::string c
     if (!split_parent(path, parent, name)) return fs_error{"invalid_argument", 400, "path '/' is a directory"};
     if (int e = make_dirs_in_root(sb.root_fd, parent, owner_uid(user), owner_gid(user)); e != 0)
         return errno_error(e, parent);
-    unique_fd fd = open_in_root(sb.root_fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (!fd) return errno_error(errno, path);
-    struct stat st {};
-    if (::geteuid() == 0 && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1)
+    auto file = open_regular_in_root(sb.root_fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (!file.fd) return open_error(file, path);
+    auto const& fd = file.fd;
+    if (::geteuid() == 0 && file.st.st_nlink == 1)
         (void)::fchown(fd.get(), user.uid, user.gid);  // written as the requesting user would have
     std::size_t off = 0;
     while (off < data.size()) {
@@ -220,18 +239,14 @@ asio::awaitable<void> download(std::shared_ptr<sandbox> sb, http_request const& 
         co_await sink.send(std::move(r));
         co_return;
     }
-    unique_fd fd = open_in_root(sb->root_fd, *path, O_RDONLY);
-    if (!fd) {
-        http_response r = files_fail(errno_error(errno, *path));
+    auto file = open_regular_in_root(sb->root_fd, *path, O_RDONLY);
+    if (!file.fd) {
+        http_response r = files_fail(open_error(file, *path));
         co_await sink.send(std::move(r));
         co_return;
     }
-    struct stat st {};
-    ::fstat(fd.get(), &st);
-    if (S_ISDIR(st.st_mode)) {
-        co_await sink.send(rest_error(400, "path '" + *path + "' is a directory"));
-        co_return;
-    }
+    auto const& fd = file.fd;
+    auto const& st = file.st;
     header_list headers = {{"Content-Disposition", "attachment; filename=\"" + base_name(*path) + "\""}};
     if (static_cast<std::size_t>(st.st_size) <= whole_file_limit) {
         http_response r;
@@ -432,7 +447,7 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, st
                     else if (it->value().is_uint64() && it->value().as_uint64() > 0)
                         depth = static_cast<std::uint32_t>(std::min<std::uint64_t>(it->value().as_uint64(), 64));
                 }
-                unique_fd dir = open_in_root(sb->root_fd, path, O_RDONLY | O_DIRECTORY);
+                unique_fd dir = open_in_root(sb->root_fd, path, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
                 if (!dir) {
                     resp = rpc_fail(errno_error(errno, path));
                 } else {
@@ -447,7 +462,7 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, st
                 if (!split_parent(path, parent, name)) {
                     resp = rpc_fail({"invalid_argument", 400, "cannot remove '/'"});
                 } else {
-                    unique_fd pdir = open_in_root(sb->root_fd, parent, O_RDONLY | O_DIRECTORY);
+                    unique_fd pdir = open_in_root(sb->root_fd, parent, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
                     int e = pdir ? remove_tree_at(pdir.get(), name) : errno;
                     resp = e == 0 ? reply({}) : rpc_fail(errno_error(e, path));
                 }
@@ -467,12 +482,12 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, st
             if (!split_parent(s, sp, sn) || !split_parent(d, dp, dn)) {
                 resp = rpc_fail({"invalid_argument", 400, "cannot move '/'"});
             } else {
-                unique_fd sdir = open_in_root(sb->root_fd, sp, O_RDONLY | O_DIRECTORY);
+                unique_fd sdir = open_in_root(sb->root_fd, sp, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
                 int e = sdir ? 0 : errno;
                 if (e == 0) e = make_dirs_in_root(sb->root_fd, dp, owner_uid(*user), owner_gid(*user));
                 unique_fd ddir;
                 if (e == 0) {
-                    ddir = open_in_root(sb->root_fd, dp, O_RDONLY | O_DIRECTORY);
+                    ddir = open_in_root(sb->root_fd, dp, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
                     if (!ddir) e = errno;
                 }
                 if (e == 0 && ::renameat(sdir.get(), sn.c_str(), ddir.get(), dn.c_str()) != 0) e = errno;

@@ -1,5 +1,8 @@
 // Beast-based HTTP/1.1 server: keep-alive sessions, chunked request bodies,
-// per-route body limits, chunked streaming responses and Server-Timing.
+// per-route body limits, chunked streaming responses and Server-Timing; and what
+// keeps hostile clients small: the head judged before the body is read, a shared
+// byte budget for bodies, a connection cap, accept backoff when descriptors run
+// out, header and idle timeouts.
 #include "emulator/http_listener.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -15,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <mutex>
 #include <set>
@@ -181,73 +185,173 @@ private:
     bool broken_ = false;
 };
 
+/// Request-body bytes held by all sessions together, with a hard ceiling.
+class byte_budget {
+public:
+    explicit byte_budget(std::size_t limit) : limit_(limit) {}
+    bool try_reserve(std::size_t n) noexcept
+    {
+        std::size_t cur = used_.load();
+        do {
+            if (n > limit_ - cur) return false;
+        } while (!used_.compare_exchange_weak(cur, cur + n));
+        std::size_t peak = peak_.load();
+        while (cur + n > peak && !peak_.compare_exchange_weak(peak, cur + n)) {
+        }
+        return true;
+    }
+    void release(std::size_t n) noexcept { used_.fetch_sub(n); }
+    std::size_t used() const noexcept { return used_.load(); }
+    std::size_t peak() const noexcept { return peak_.load(); }
+
+private:
+    std::size_t const limit_;
+    std::atomic<std::size_t> used_{0};
+    std::atomic<std::size_t> peak_{0};
+};
+
+/// The bytes one request holds in a byte_budget, returned when it goes.
+class reservation {
+public:
+    explicit reservation(byte_budget& b) : budget_(b) {}
+    reservation(reservation const&) = delete;
+    reservation& operator=(reservation const&) = delete;
+    ~reservation() { budget_.release(held_); }
+    /// Grows what is held to `total` bytes; false (nothing changed) when the budget has no room.
+    bool hold(std::size_t total) noexcept
+    {
+        if (total <= held_) return true;
+        if (!budget_.try_reserve(total - held_)) return false;
+        held_ = total;
+        return true;
+    }
+
+private:
+    byte_budget& budget_;
+    std::size_t held_ = 0;
+};
+
+/// A refused request announcing at most this much body keeps its connection (the body is dropped unread).
+constexpr std::uint64_t small_refused_body = 64 * 1024;
+
+bool out_of_descriptors(boost::system::error_code const& ec)
+{
+    return ec == boost::system::errc::too_many_files_open || ec == boost::system::errc::too_many_files_open_in_system ||
+           ec == boost::system::errc::no_buffer_space || ec == boost::system::errc::not_enough_memory;
+}
+
 }  // namespace
 
 struct http_listener::impl : std::enable_shared_from_this<impl> {
     asio::any_io_executor ex_;
     request_handler handler_;
-    body_limit_fn limits_;
+    head_check_fn check_;
+    listener_limits limits_;
     log_sink logger_;
     tcp::acceptor acceptor_;
-    std::mutex mutex_;
+    asio::steady_timer backoff_;  ///< on the acceptor's strand
+    byte_budget budget_;
+    mutable std::mutex mutex_;
     std::set<std::shared_ptr<beast::tcp_stream>> sessions_;
+    std::atomic<std::size_t> refusing_{0};  ///< connections being answered 503 at the cap
+    std::atomic<std::uint64_t> refused_{0};
+    std::atomic<std::uint64_t> backoffs_{0};
     bool stopped_ = false;
 
-    impl(asio::any_io_executor ex, request_handler h, body_limit_fn l, log_sink logger)
+    impl(asio::any_io_executor ex, request_handler h, head_check_fn c, listener_limits l, log_sink logger)
         : ex_(ex),
           handler_(std::move(h)),
-          limits_(std::move(l)),
+          check_(std::move(c)),
+          limits_(l),
           logger_(std::move(logger)),
-          acceptor_(asio::make_strand(ex))
+          acceptor_(asio::make_strand(ex)),
+          backoff_(acceptor_.get_executor()),
+          budget_(l.max_buffered_bytes)
     {
     }
 
     asio::awaitable<void> accept_loop()
     {
         auto self = shared_from_this();
+        constexpr auto first_backoff = std::chrono::milliseconds(10);
+        auto backoff = first_backoff;
         for (;;) {
             auto [ec, sock] = co_await acceptor_.async_accept(asio::make_strand(ex_), use_nothrow);
             if (ec) {
                 if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
-                continue;  // e.g. EMFILE: keep serving
+                if (!out_of_descriptors(ec)) continue;  // e.g. ECONNABORTED: that client is gone
+                // The connection stays in the backlog and the acceptor stays readable: retrying
+                // at once would spin. Wait (doubling, at most 500 ms) for descriptors to free up.
+                ++backoffs_;
+                backoff_.expires_after(backoff);
+                co_await backoff_.async_wait(use_nothrow);
+                backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
+                continue;
             }
+            backoff = first_backoff;
             beast::error_code ignored;
             sock.set_option(tcp::no_delay(true), ignored);
             auto stream = std::make_shared<beast::tcp_stream>(std::move(sock));
+            bool at_cap = false;
             {
                 std::lock_guard lk(mutex_);
                 if (stopped_) {
                     stream->socket().close(ignored);
                     co_return;
                 }
-                sessions_.insert(stream);
+                at_cap = sessions_.size() >= limits_.max_connections;
+                if (!at_cap) sessions_.insert(stream);
             }
             auto exec = stream->get_executor();
-            asio::co_spawn(exec, session(stream), asio::detached);
+            if (!at_cap) {
+                asio::co_spawn(exec, session(stream), asio::detached);
+            } else if (refusing_.fetch_add(1) < 64) {
+                ++refused_;
+                asio::co_spawn(exec, refuse_connection(stream), asio::detached);
+            } else {
+                --refusing_;  // a flood: do not even answer
+                ++refused_;
+                stream->socket().close(ignored);
+            }
         }
     }
 
-    asio::awaitable<void> answer_plain(beast::tcp_stream& stream, http::status st, std::string msg)
+    /// Past max_connections: 503, then close (briefly draining what the client sent, so it reads the answer).
+    asio::awaitable<void> refuse_connection(std::shared_ptr<beast::tcp_stream> stream)
+    {
+        auto self = shared_from_this();
+        co_await answer_plain(*stream, http::status::service_unavailable, "too many connections", true);
+        co_await linger(*stream, std::chrono::seconds(1));
+        beast::error_code ec;
+        stream->socket().close(ec);
+        --refusing_;
+    }
+
+    /// `msg` is a literal (a string_view: nothing to destroy across the coroutine frame).
+    asio::awaitable<void> answer_plain(beast::tcp_stream& stream, http::status st, std::string_view msg,
+                                       bool retry_after = false)
     {
         http::response<http::string_body> res{st, 11};
+        res.set(http::field::server, "prism-e2b-local");
         res.set(http::field::content_type, "application/json");
         res.set("Server-Timing", "app;dur=0");
+        if (retry_after) res.set(http::field::retry_after, "1");
         res.keep_alive(false);
-        res.body() = "{\"code\":" + std::to_string(static_cast<int>(st)) + ",\"message\":\"" + msg + "\"}";
+        res.body() = "{\"code\":" + std::to_string(static_cast<int>(st)) + ",\"message\":\"" + std::string(msg) + "\"}";
         res.prepare_payload();
         stream.expires_after(std::chrono::seconds(10));
         co_await http::async_write(stream, res, use_nothrow);
     }
 
-    /// After refusing a request early, keep reading (and dropping) what the client
-    /// still sends for a while, so it can finish writing and read the answer.
-    asio::awaitable<void> linger(beast::tcp_stream& stream)
+    /// After refusing a request early, keep reading (and dropping: nothing is buffered)
+    /// what the client still sends for a while, so it can finish writing and read the answer.
+    asio::awaitable<void> linger(beast::tcp_stream& stream, std::chrono::seconds for_at_most = std::chrono::seconds(5))
     {
         beast::error_code ec;
         stream.socket().shutdown(tcp::socket::shutdown_send, ec);
         std::array<char, 64 * 1024> sink;
         std::size_t total = 0;
-        auto const until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        auto const until = std::chrono::steady_clock::now() + for_at_most;
         while (total < (256u << 20) && std::chrono::steady_clock::now() < until) {
             stream.expires_at(until);
             auto [rec, n] = co_await stream.async_read_some(asio::buffer(sink), use_nothrow);
@@ -256,16 +360,61 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
         }
     }
 
+    /// Reads and drops `n` body bytes (none is kept), from what was read ahead first.
+    asio::awaitable<bool> discard(beast::tcp_stream& stream, beast::flat_buffer& buffer, std::uint64_t n)
+    {
+        auto const ahead = std::min<std::uint64_t>(n, buffer.size());
+        buffer.consume(static_cast<std::size_t>(ahead));
+        n -= ahead;
+        std::array<char, 16 * 1024> sink;
+        while (n > 0) {
+            stream.expires_after(limits_.idle_timeout);
+            auto const want = static_cast<std::size_t>(std::min<std::uint64_t>(n, sink.size()));
+            auto [ec, got] = co_await stream.async_read_some(asio::buffer(sink.data(), want), use_nothrow);
+            if (ec) co_return false;
+            n -= got;
+        }
+        co_return true;
+    }
+
+    /// The head as an http_request without its body.
+    static http_request head_of(http::request_parser<http::string_body>& parser)
+    {
+        auto const& head = parser.get();
+        std::string_view target(head.target().data(), head.target().size());
+        auto const qpos = target.find('?');
+        http_request req;
+        req.method = std::string(head.method_string());
+        req.target = std::string(target);
+        req.path = url_decode(target.substr(0, qpos), false);  // '+' is literal in a path
+        if (qpos != std::string_view::npos) req.query = std::string(target.substr(qpos + 1));
+        for (auto const& f : head) {
+            std::string name(f.name_string());
+            std::transform(name.begin(), name.end(), name.begin(),
+                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+            req.headers.emplace_back(std::move(name), std::string(f.value()));
+        }
+        return req;
+    }
+
     asio::awaitable<void> session(std::shared_ptr<beast::tcp_stream> stream)
     {
         auto self = shared_from_this();
         beast::flat_buffer buffer;
         try {
             for (;;) {
+                // Idle: wait for the first byte of the next request (idle_timeout), then the
+                // whole head must arrive within header_timeout.
+                if (buffer.size() == 0) {
+                    stream->expires_after(limits_.idle_timeout);
+                    auto [ec, n] = co_await stream->async_read_some(buffer.prepare(16 * 1024), use_nothrow);
+                    if (ec) break;
+                    buffer.commit(n);
+                }
                 http::request_parser<http::string_body> parser;
                 parser.header_limit(64 * 1024);
-                parser.body_limit(boost::none);                  // the route's limit is applied once the head is known
-                stream->expires_after(std::chrono::minutes(5));  // keep-alive idle limit
+                parser.body_limit(boost::none);  // the route's limit is applied once the head is known
+                stream->expires_after(limits_.header_timeout);
                 auto [ec, n] = co_await http::async_read_header(*stream, buffer, parser, use_nothrow);
                 if (ec) {
                     if (ec == http::error::header_limit || ec == http::error::bad_target ||
@@ -274,25 +423,66 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                         co_await answer_plain(*stream, http::status::bad_request, "malformed request");
                     break;
                 }
-                auto const& head = parser.get();
-                std::string_view target(head.target().data(), head.target().size());
-                auto const qpos = target.find('?');
-                std::string path = url_decode(target.substr(0, qpos), false);  // '+' is literal in a path
-                std::size_t const limit =
-                    limits_ ? limits_(std::string_view(head.method_string().data(), head.method_string().size()), path)
-                            : (1u << 20);
+                http_request req = head_of(parser);
+                unsigned const version = parser.get().version();
+                // Credentials and limits from the head alone: a refused body is never read.
+                head_verdict verdict = check_ ? check_(req) : head_verdict{};
+                if (verdict.refuse) {
+                    // A small announced body is read and dropped so the connection stays
+                    // usable; anything else (large, chunked, 100-continue) ends it.
+                    auto const announced = parser.content_length().value_or(0);
+                    bool const reusable = !parser.chunked() && announced <= small_refused_body &&
+                                          parser.get().keep_alive() && parser.get()[http::field::expect].empty();
+                    req.received = std::chrono::steady_clock::now();
+                    beast_sink sink(*stream, req, reusable, version);
+                    co_await sink.send(std::move(*verdict.refuse));
+                    if (!reusable || sink.broken()) {
+                        co_await linger(*stream);
+                        break;
+                    }
+                    if (!co_await discard(*stream, buffer, announced)) break;
+                    continue;
+                }
+                std::size_t const limit = verdict.body_limit;
+                auto const len = parser.content_length();
                 // Content-Length beyond the limit: answer before reading the body.
-                if (auto const len = parser.content_length(); len && *len > limit) {
+                if (len && *len > limit) {
                     co_await answer_plain(*stream, http::status::payload_too_large, "request body too large");
                     co_await linger(*stream);
                     break;
                 }
+                reservation held(budget_);
+                if (len && !held.hold(static_cast<std::size_t>(*len))) {
+                    co_await answer_plain(*stream, http::status::service_unavailable,
+                                          "server busy: too many request bytes in flight", true);
+                    co_await linger(*stream);
+                    break;
+                }
                 parser.body_limit(limit);  // enforced while a chunked body arrives
-                if (beast::iequals(head[http::field::expect], "100-continue")) {
+                if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
                     static constexpr std::string_view cont = "HTTP/1.1 100 Continue\r\n\r\n";
                     co_await asio::async_write(*stream, asio::buffer(cont), use_nothrow);
                 }
-                auto [ec2, n2] = co_await http::async_read(*stream, buffer, parser, use_nothrow);
+                beast::error_code ec2;
+                bool over_budget = false;
+                while (!parser.is_done()) {
+                    stream->expires_after(limits_.idle_timeout);  // a body that stops arriving
+                    auto [rec, rn] = co_await http::async_read_some(*stream, buffer, parser, use_nothrow);
+                    if (rec) {
+                        ec2 = rec;
+                        break;
+                    }
+                    if (!held.hold(parser.get().body().size())) {  // a chunked body outgrowing the budget
+                        over_budget = true;
+                        break;
+                    }
+                }
+                if (over_budget) {
+                    co_await answer_plain(*stream, http::status::service_unavailable,
+                                          "server busy: too many request bytes in flight", true);
+                    co_await linger(*stream);
+                    break;
+                }
                 if (ec2) {
                     if (ec2 == http::error::body_limit) {
                         co_await answer_plain(*stream, http::status::payload_too_large, "request body too large");
@@ -304,18 +494,7 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                     break;
                 }
                 auto msg = parser.release();
-                http_request req;
                 req.received = std::chrono::steady_clock::now();
-                req.method = std::string(msg.method_string());
-                req.target = std::string(target);
-                req.path = std::move(path);
-                if (qpos != std::string_view::npos) req.query = std::string(target.substr(qpos + 1));
-                for (auto const& f : msg) {
-                    std::string name(f.name_string());
-                    std::transform(name.begin(), name.end(), name.begin(),
-                                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-                    req.headers.emplace_back(std::move(name), std::string(f.value()));
-                }
                 req.body = std::move(msg.body());
                 bool const keep_alive = msg.keep_alive();
                 beast_sink sink(*stream, req, keep_alive, msg.version());
@@ -349,8 +528,9 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
     }
 };
 
-http_listener::http_listener(asio::any_io_executor ex, request_handler handler, body_limit_fn limits, log_sink logger)
-    : impl_(std::make_shared<impl>(ex, std::move(handler), std::move(limits), std::move(logger)))
+http_listener::http_listener(asio::any_io_executor ex, request_handler handler, head_check_fn check,
+                             listener_limits limits, log_sink logger)
+    : impl_(std::make_shared<impl>(ex, std::move(handler), std::move(check), limits, std::move(logger)))
 {
 }
 
@@ -386,6 +566,7 @@ void http_listener::stop()
     asio::post(i->acceptor_.get_executor(), [i] {
         beast::error_code ec;
         i->acceptor_.close(ec);
+        i->backoff_.cancel();
     });
     for (auto const& s : sessions) {
         asio::post(s->get_executor(), [s] {
@@ -394,6 +575,20 @@ void http_listener::stop()
             s->socket().close(ec);
         });
     }
+}
+
+listener_stats http_listener::stats() const
+{
+    listener_stats out;
+    {
+        std::lock_guard lk(impl_->mutex_);
+        out.open_connections = impl_->sessions_.size();
+    }
+    out.buffered_bytes = impl_->budget_.used();
+    out.peak_buffered_bytes = impl_->budget_.peak();
+    out.refused_connections = impl_->refused_.load();
+    out.accept_backoffs = impl_->backoffs_.load();
+    return out;
 }
 
 }  // namespace prism_e2b::local::detail

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -71,8 +72,14 @@ std::string url_decode(std::string_view s, bool plus_is_space = true);
 
 /// Handles one request; must answer through the sink (the listener answers 500 otherwise).
 using request_handler = std::function<boost::asio::awaitable<void>(http_request, response_sink&)>;
-/// Chooses the body limit from the request head (method, path).
-using body_limit_fn = std::function<std::size_t(std::string_view method, std::string_view path)>;
+/// What the listener does with a request once its head is read, before any body byte.
+struct head_verdict {
+    std::size_t body_limit = 1u << 20;    ///< larger bodies are answered 413
+    std::optional<http_response> refuse;  ///< answered at once (Connection: close); the body is never read
+};
+/// Judges a request from its head (method, path, query and headers; body still empty):
+/// credentials and the route's body limit.
+using head_check_fn = std::function<head_verdict(http_request const& head)>;
 
 }  // namespace prism_e2b::local::detail
 

@@ -5,6 +5,7 @@
 #include <prism_e2b/redactor.hpp>
 
 #include "emulator/http_listener.hpp"
+#include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -166,23 +167,25 @@ server::~server() { stop(); }
 
 namespace {
 
-asio::awaitable<void> dispatch(std::shared_ptr<server_state> st, http_request req, response_sink& sink)
+/// The credential checks every request passes, judged from its head alone (the
+/// listener calls it before reading a body; dispatch again, as a sandbox may have
+/// been paused meanwhile). nullopt: go ahead.
+std::optional<http_response> refusal(server_state& st, http_request const& req)
 {
-    if (auto delay = st->faults.latency_for(req.path); delay.count() > 0) {
-        asio::steady_timer t(co_await asio::this_coro::executor);
-        t.expires_after(delay);
-        co_await t.async_wait(use_nothrow);
-    }
     std::string id(req.header("e2b-sandbox-id"));
     if (id.empty()) id = sandbox_id_from_host(req.header("host"));
     if (id.empty()) {
-        if (req.path.rfind("/admin/", 0) == 0)
-            co_await handle_admin(st, std::move(req), sink);
-        else
-            co_await handle_control(st, std::move(req), sink);
-        co_return;
+        if (req.path.rfind("/admin/", 0) == 0) {
+            if (st.opts.admin_token.empty()) return rest_error(404, "admin routes are disabled");
+            if (!secure_equals(req.header("x-admin-token"), st.opts.admin_token))
+                return rest_error(401, "invalid or missing admin token");
+            return std::nullopt;
+        }
+        if (req.path == "/health" && req.method == "GET") return std::nullopt;
+        if (!secure_equals(req.header("x-api-key"), st.opts.api_key))
+            return rest_error(401, req.has_header("x-api-key") ? "Invalid API key" : "missing X-API-KEY header");
+        return std::nullopt;
     }
-
     // envd. A sandbox that is gone or paused answers as E2B's proxy does: 502.
     bool const rpc = is_rpc_path(req.path);
     auto not_running = [&](std::string const& msg) {
@@ -193,19 +196,46 @@ asio::awaitable<void> dispatch(std::shared_ptr<server_state> st, http_request re
         }
         return rest_error(502, msg);
     };
-    auto sb = st->find(id);
-    if (!sb) {
-        co_await sink.send(not_running("sandbox " + id + " is not running or does not exist"));
-        co_return;
-    }
-    std::optional<http_response> refuse;
+    auto sb = st.find(id);
+    if (!sb) return not_running("sandbox " + id + " is not running or does not exist");
+    std::string token;
     {
         std::lock_guard lk(sb->mutex);
         if (sb->gone || sb->state != sandbox_state::running)
-            refuse = not_running("sandbox " + id + (sb->gone ? " is not running or does not exist" : " is paused"));
+            return not_running("sandbox " + id + (sb->gone ? " is not running or does not exist" : " is paused"));
+        token = sb->access_token;
     }
-    if (refuse) {
-        co_await sink.send(std::move(*refuse));
+    if (req.path == "/health" && req.method == "GET") return std::nullopt;
+    if (!secure_equals(req.header("x-access-token"), token)) {
+        if (rpc) return connect_error("unauthenticated", "invalid or missing access token");
+        return rest_error(401, "invalid or missing access token");
+    }
+    return std::nullopt;
+}
+
+asio::awaitable<void> dispatch(std::shared_ptr<server_state> st, http_request req, response_sink& sink)
+{
+    if (auto delay = st->faults.latency_for(req.path); delay.count() > 0) {
+        asio::steady_timer t(co_await asio::this_coro::executor);
+        t.expires_after(delay);
+        co_await t.async_wait(use_nothrow);
+    }
+    if (auto refused = refusal(*st, req)) {
+        co_await sink.send(std::move(*refused));
+        co_return;
+    }
+    std::string id(req.header("e2b-sandbox-id"));
+    if (id.empty()) id = sandbox_id_from_host(req.header("host"));
+    if (id.empty()) {
+        if (req.path.rfind("/admin/", 0) == 0)
+            co_await handle_admin(st, std::move(req), sink);
+        else
+            co_await handle_control(st, std::move(req), sink);
+        co_return;
+    }
+    auto sb = st->find(id);
+    if (!sb) {  // killed since refusal() looked
+        co_await sink.send(rest_error(502, "sandbox " + id + " is not running or does not exist"));
         co_return;
     }
     if (req.path == "/health" && req.method == "GET") {
@@ -213,13 +243,6 @@ asio::awaitable<void> dispatch(std::shared_ptr<server_state> st, http_request re
         r.status = 204;
         r.content_type.clear();
         co_await sink.send(std::move(r));
-        co_return;
-    }
-    if (!secure_equals(req.header("x-access-token"), sb->access_token)) {
-        if (rpc)
-            co_await sink.send(connect_error("unauthenticated", "invalid or missing access token"));
-        else
-            co_await sink.send(rest_error(401, "invalid or missing access token"));
         co_return;
     }
     if (req.path == "/files") {
@@ -264,13 +287,20 @@ result<void> server::start()
     st.freezer_available = !st.freezer_root.empty();
 
     auto stp = i.st;
+    listener_limits limits;
+    limits.max_connections = st.opts.max_connections;
+    limits.max_buffered_bytes = st.opts.max_buffered_bytes;
+    limits.header_timeout = st.opts.header_timeout;
+    limits.idle_timeout = st.opts.idle_timeout;
     i.listener = std::make_unique<http_listener>(
         st.ex, [stp](http_request req, response_sink& sink) { return dispatch(stp, std::move(req), sink); },
-        [stp](std::string_view method, std::string_view path) -> std::size_t {
-            if (method == "POST" && path == "/files") return stp->opts.max_file_bytes;
-            return 1u << 20;
+        [stp](http_request const& head) {
+            head_verdict v;
+            v.body_limit = head.method == "POST" && head.path == "/files" ? stp->opts.max_file_bytes : 1u << 20;
+            v.refuse = refusal(*stp, head);
+            return v;
         },
-        st.opts.logger);
+        limits, st.opts.logger);
     auto port = i.listener->start(st.opts.listen_address, st.opts.port);
     if (!port) return port.error();
     i.port = *port;
@@ -304,8 +334,7 @@ void server::stop()
     i.listener->stop();
     st.stop_all();
     if (!st.freezer_root.empty()) remove_freezer_tree(st.freezer_root);
-    std::error_code ec;
-    if (st.owns_state_dir) fs::remove_all(st.state_dir, ec);
+    if (st.owns_state_dir) remove_tree(st.state_dir.string());
 }
 
 std::uint16_t server::port() const noexcept { return impl_->port; }
@@ -331,5 +360,10 @@ std::uint32_t server::peak_concurrent_execs(std::string const& sandbox_id) const
 }
 
 std::string server::isolation() const { return impl_->st->isolation_available ? "mount-namespace" : "none"; }
+
+local::listener_stats server::listener_stats() const
+{
+    return impl_->listener ? impl_->listener->stats() : local::listener_stats{};
+}
 
 }  // namespace prism_e2b::local

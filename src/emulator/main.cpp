@@ -1,12 +1,13 @@
 // prism-e2b-local: run the E2B-compatible local server.
 //
-//   prism-e2b-local [--listen 127.0.0.1:PORT] [--state-dir DIR] [--api-key KEY]
+//   prism-e2b-local [--listen 127.0.0.1:PORT] [--state-dir DIR] [--api-key-file F]
 //                   [--admin-token T] [--no-isolation] [--threads N]
 //
-// The API key may also come from E2B_API_KEY (preferred: argv is visible to
-// other users); when neither is given one is generated and printed, since the
-// caller has no other way to learn it. The admin token (also from
-// PRISM_E2B_ADMIN_TOKEN) is never printed. The first stdout line is
+// The API key comes from E2B_API_KEY or --api-key-file (argv is visible to every
+// user in `ps`); --api-key still works, but its value is wiped from argv at startup
+// (as is --admin-token's), so /proc/<pid>/cmdline no longer shows it. When none is
+// given one is generated and printed, since the caller has no other way to learn
+// it. The admin token (also from PRISM_E2B_ADMIN_TOKEN) is never printed. The first stdout line is
 // `E2B_API_URL=...`, the second `E2B_SANDBOX_URL=...`; stdout is flushed.
 #include <prism_e2b/local_server.hpp>
 
@@ -15,6 +16,8 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <openssl/rand.h>
 #include <string>
@@ -25,13 +28,17 @@ namespace {
 
 void usage(std::ostream& os)
 {
-    os << "usage: prism-e2b-local [--listen HOST:PORT] [--state-dir DIR] [--api-key KEY]\n"
+    os << "usage: prism-e2b-local [--listen HOST:PORT] [--state-dir DIR] [--api-key-file FILE]\n"
           "                       [--admin-token TOKEN] [--no-isolation] [--threads N]\n"
-          "  --listen       address to bind (default 127.0.0.1:0, an ephemeral port)\n"
-          "  --state-dir    where sandboxes' files live (default: a temporary directory, removed on exit)\n"
-          "  --api-key      X-API-KEY clients must send (default: $E2B_API_KEY, else generated and printed)\n"
-          "  --admin-token  enables the fault-injection routes under /admin (default: $PRISM_E2B_ADMIN_TOKEN)\n"
-          "  --no-isolation run commands without a per-sandbox mount namespace\n";
+          "  --listen        address to bind (default 127.0.0.1:0, an ephemeral port)\n"
+          "  --state-dir     where sandboxes' files live (default: a temporary directory, removed on exit)\n"
+          "  --api-key-file  file holding the X-API-KEY clients must send (one line). Default: $E2B_API_KEY,\n"
+          "                  else one is generated and printed\n"
+          "  --api-key KEY   the key itself. Discouraged: argv is readable by every user; the server\n"
+          "                  wipes the value from its argv at startup, but it is visible until then\n"
+          "  --admin-token   enables the fault-injection routes under /admin (default: $PRISM_E2B_ADMIN_TOKEN;\n"
+          "                  wiped from argv like --api-key)\n"
+          "  --no-isolation  run commands without a per-sandbox mount namespace\n";
 }
 
 std::string generated_key()
@@ -46,6 +53,26 @@ std::string generated_key()
     }
     return out;
 }
+
+/// The first line of `path`, without its line end; exits with a message when unreadable or empty.
+std::string read_secret_file(std::string const& path)
+{
+    std::ifstream in(path);
+    std::string line;
+    if (!in || !std::getline(in, line)) {
+        std::cerr << "prism-e2b-local: cannot read " << path << "\n";
+        std::exit(2);
+    }
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    if (line.empty()) {
+        std::cerr << "prism-e2b-local: " << path << " holds no key\n";
+        std::exit(2);
+    }
+    return line;
+}
+
+/// Overwrites a secret's bytes in the process's argument area (what /proc/<pid>/cmdline and ps read).
+void wipe_arg(char* arg) { std::memset(arg, 0, std::strlen(arg)); }
 
 }  // namespace
 
@@ -84,8 +111,12 @@ int main(int argc, char** argv)
             opts.state_dir = value();
         } else if (a == "--api-key") {
             opts.api_key = value();
+            wipe_arg(argv[i + 1]);  // args[i] (the value, copied) is argv[i + 1]
+        } else if (a == "--api-key-file") {
+            opts.api_key = read_secret_file(value());
         } else if (a == "--admin-token") {
             opts.admin_token = value();
+            wipe_arg(argv[i + 1]);
         } else if (a == "--no-isolation") {
             opts.isolate = false;
         } else if (a == "--threads") {

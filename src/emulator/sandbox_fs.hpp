@@ -52,9 +52,31 @@ bool split_parent(std::string const& normalized, std::string& parent, std::strin
 /// owned by uid/gid. Returns 0 or an errno value.
 int make_dirs_in_root(int root_fd, std::string const& normalized, uid_t uid = 0, gid_t gid = 0);
 
+/// A file opened by open_regular_in_root.
+struct regular_file {
+    unique_fd fd;
+    int error = 0;      ///< 0, an errno value, or not_regular_file
+    struct stat st {};  ///< of the path found (also when it was refused)
+};
+
+/// open_regular_in_root's error for a FIFO, socket or device.
+inline constexpr int not_regular_file = -1;
+
+/// Opens `normalized` (as open_in_root) only when it is a regular file, never blocking:
+/// the type is checked on an O_PATH descriptor before any open for I/O (so a FIFO,
+/// socket or device is never opened), and again on the real descriptor, which is
+/// opened O_NONBLOCK | O_NOCTTY in case the path was swapped meanwhile. O_TRUNC is
+/// applied only once the file is known to be regular. A directory gives EISDIR.
+regular_file open_regular_in_root(int root_fd, std::string const& normalized, int flags, mode_t mode = 0);
+
 /// Removes `name` inside `dir_fd`, recursively for directories (never following symlinks).
-/// Returns 0 or an errno value.
+/// Holds two descriptors at most, however deep the tree (it walks back up through
+/// "..", checking each parent is the directory it came down from). Returns 0 or an errno value.
 int remove_tree_at(int dir_fd, std::string const& name);
+
+/// remove_tree_at for a host path (its parent directory opened by path): for the
+/// server's own directories, e.g. a killed sandbox's. Returns 0 or an errno value.
+int remove_tree(std::string const& path);
 
 /// Go's os.FileMode.String() for a stat mode ("-rw-r--r--", "drwxr-xr-x", "Lrwxrwxrwx").
 std::string go_mode_string(mode_t mode);

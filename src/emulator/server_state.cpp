@@ -355,8 +355,7 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
                 t.expires_after(std::chrono::milliseconds(100));
                 co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
             }
-            std::error_code ec;
-            fs::remove_all(sb->dir, ec);
+            remove_tree(sb->dir.string());  // not fs::remove_all: it holds one descriptor per level
         },
         asio::detached);
 }
@@ -557,8 +556,7 @@ void server_state::stop_all()
                 std::this_thread::sleep_for(std::chrono::milliseconds(10));
             }
         }
-        std::error_code ec;
-        fs::remove_all(sb->dir, ec);  // sandboxes do not outlive the server
+        remove_tree(sb->dir.string());  // sandboxes do not outlive the server, however deep their trees
     }
 }
 
