@@ -60,7 +60,18 @@ struct server_options {
     std::string state_dir;    ///< empty: a fresh temp dir, removed by stop()
     std::string api_key;      ///< required: X-API-KEY must equal it
     std::string admin_token;  ///< empty: fault-injection admin routes disabled
-    bool isolate = true;      ///< per-sandbox mount namespace when the kernel allows
+    /// The isolation engine: "namespaces" (own user, pid, mount, uts, ipc and, without
+    /// internet, network namespaces, cgroup limits; needs root), "mount-namespace" (the
+    /// sandbox's directories bound over the host's in a mount namespace of each command),
+    /// "none", or empty: the strongest this machine allows. start() fails when an engine
+    /// named here is not available.
+    std::string engine;
+    bool isolate = true;  ///< false: engine "none" whatever `engine` says
+    /// The limits of every sandbox with the namespaces engine (its cgroups; the info's
+    /// cpuCount and memoryMB are read back from them).
+    unsigned sandbox_cpu_count = 2;
+    std::uint32_t sandbox_memory_mb = 1024;
+    std::uint32_t sandbox_max_pids = 1024;
     /// Freeze paused sandboxes with the cgroup-v1 freezer when available; false: SIGSTOP/SIGCONT.
     bool cgroup_freezer = true;
     log_sink logger;
@@ -133,7 +144,7 @@ public:
     fault_injector& faults() noexcept;
     /// Peak number of concurrently running processes in the sandbox (0 when unknown).
     std::uint32_t peak_concurrent_execs(std::string const& sandbox_id) const;
-    /// "mount-namespace" or "none": what new sandboxes get on this machine.
+    /// The engine new sandboxes get: "namespaces", "mount-namespace" or "none".
     std::string isolation() const;
 
 private:

@@ -258,8 +258,41 @@ result<void> server::start()
     }
     fs::create_directories(st.state_dir / "sandboxes", ec);
 
-    st.isolation_available = st.opts.isolate && ::geteuid() == 0 && probe_mount_namespace(st.state_dir / "probe");
-    if (st.isolation_available) write_account_files(st);
+    auto const& wanted = st.opts.engine;
+    if (!wanted.empty() && wanted != "namespaces" && wanted != "mount-namespace" && wanted != "none")
+        return error(errc::invalid_argument, "unknown engine \"" + wanted + "\" (namespaces, mount-namespace, none)",
+                     {"start"});
+    bool const may_isolate = st.opts.isolate && wanted != "none";
+    // The sandboxes' unprivileged ids must be able to traverse to their directories.
+    for (auto const& d : {st.state_dir, st.state_dir / "sandboxes"}) ::chmod(d.c_str(), 0711);
+    std::string ns_problem = "it needs root";
+    if (may_isolate && (wanted.empty() || wanted == "namespaces") && ::geteuid() == 0) {
+        if (!st.ns_cgroups.create())
+            ns_problem = "the cgroup-v1 memory, pids and cpu controllers are not all available";
+        else if (auto probed = probe_namespaces(st.state_dir / "probe-ns"); !probed)
+            ns_problem = probed.error().message();
+        else
+            ns_problem.clear();
+    }
+    if (ns_problem.empty()) {
+        st.engine = "namespaces";
+        st.ns_defaults = {std::max(1u, st.opts.sandbox_cpu_count),
+                          std::max<std::uint32_t>(16, st.opts.sandbox_memory_mb),
+                          std::max<std::uint32_t>(8, st.opts.sandbox_max_pids)};
+    } else {
+        for (auto const& d : st.ns_cgroups.all()) ::rmdir(d.c_str());
+        st.ns_cgroups = {};
+        if (wanted == "namespaces")
+            return error(errc::invalid_argument, "the namespaces engine is not available: " + ns_problem, {"start"});
+        if (may_isolate && wanted.empty() && ::geteuid() == 0)
+            st.log(log_level::warning, "prism-e2b-local: no namespaces engine (" + ns_problem + ")");
+        st.isolation_available = may_isolate && ::geteuid() == 0 && probe_mount_namespace(st.state_dir / "probe");
+        if (wanted == "mount-namespace" && !st.isolation_available)
+            return error(errc::invalid_argument, "the mount-namespace engine needs root and mount namespaces",
+                         {"start"});
+        st.engine = st.isolation_available ? "mount-namespace" : "none";
+    }
+    if (st.engine != "none") write_account_files(st);
     st.freezer_root = ::geteuid() == 0 && st.opts.cgroup_freezer ? probe_freezer() : std::string();
     st.freezer_available = !st.freezer_root.empty();
 
@@ -304,6 +337,7 @@ void server::stop()
     i.listener->stop();
     st.stop_all();
     if (!st.freezer_root.empty()) remove_freezer_tree(st.freezer_root);
+    for (auto const& d : st.ns_cgroups.all()) remove_freezer_tree(d);
     std::error_code ec;
     if (st.owns_state_dir) fs::remove_all(st.state_dir, ec);
 }
@@ -330,6 +364,6 @@ std::uint32_t server::peak_concurrent_execs(std::string const& sandbox_id) const
     return sb->peak;
 }
 
-std::string server::isolation() const { return impl_->st->isolation_available ? "mount-namespace" : "none"; }
+std::string server::isolation() const { return impl_->st->engine; }
 
 }  // namespace prism_e2b::local

@@ -1,7 +1,7 @@
 // prism-e2b-local: run the E2B-compatible local server.
 //
 //   prism-e2b-local [--listen 127.0.0.1:PORT] [--state-dir DIR] [--api-key KEY]
-//                   [--admin-token T] [--no-isolation] [--threads N]
+//                   [--admin-token T] [--engine E] [--no-isolation] [--threads N]
 //
 // The API key may also come from E2B_API_KEY (preferred: argv is visible to
 // other users); when neither is given one is generated and printed, since the
@@ -26,12 +26,13 @@ namespace {
 void usage(std::ostream& os)
 {
     os << "usage: prism-e2b-local [--listen HOST:PORT] [--state-dir DIR] [--api-key KEY]\n"
-          "                       [--admin-token TOKEN] [--no-isolation] [--threads N]\n"
+          "                       [--admin-token TOKEN] [--engine E] [--no-isolation] [--threads N]\n"
           "  --listen       address to bind (default 127.0.0.1:0, an ephemeral port)\n"
           "  --state-dir    where sandboxes' files live (default: a temporary directory, removed on exit)\n"
           "  --api-key      X-API-KEY clients must send (default: $E2B_API_KEY, else generated and printed)\n"
           "  --admin-token  enables the fault-injection routes under /admin (default: $PRISM_E2B_ADMIN_TOKEN)\n"
-          "  --no-isolation run commands without a per-sandbox mount namespace\n";
+          "  --engine       namespaces | mount-namespace | none (default: the strongest this machine allows)\n"
+          "  --no-isolation the same as --engine none\n";
 }
 
 std::string generated_key()
@@ -88,6 +89,8 @@ int main(int argc, char** argv)
             opts.admin_token = value();
         } else if (a == "--no-isolation") {
             opts.isolate = false;
+        } else if (a == "--engine") {
+            opts.engine = value();
         } else if (a == "--threads") {
             threads = static_cast<unsigned>(std::max(1, std::atoi(value().c_str())));
         } else if (a == "--help" || a == "-h") {
