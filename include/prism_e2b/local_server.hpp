@@ -17,14 +17,33 @@
 //   POST /admin/faults/reset             clears every switch
 //   GET  /admin/sandboxes/{id}/peak-execs  200 {"peak":N,"running":R}: peak concurrently running processes
 //
-// What a sandbox is here (differences from E2B's VMs):
-// - Commands are real processes of this machine, each in its own process group and,
-//   when the kernel allows (root, unshare(CLONE_NEWNS)), in its own mount namespace
-//   where the sandbox's directories are bound over /workspace, /home/user and /tmp
-//   (and passwd/group that know "user"). Everything else (/, /etc, /usr, network,
-//   pids) is the host's: this is a development server, not a security boundary.
-//   The info's extra field "isolation" says "mount-namespace" or "none"; with "none"
-//   the cwd, HOME and TMPDIR point at the sandbox's real directories instead.
+// What a sandbox is here (differences from E2B's VMs), per isolation engine
+// (server_options::engine; the info's extra field "isolation" says which one a sandbox has):
+// - "namespaces" (the default as root when the kernel allows): each sandbox has an init
+//   process, pid 1 of its own pid namespace (`ps` shows only the sandbox's processes), in
+//   its own user namespace mapping its ids 0..65535 to a host range of its own
+//   (100000 + 65536*k, reserved machine-wide with an flock), mount namespace, uts
+//   (hostname "e2b-<id prefix>") and ipc namespaces, and, when created with
+//   `allow_internet_access: false`, an empty network namespace (loopback only). Its root
+//   is a tmpfs assembled with pivot_root: the host's /usr, /bin, /sbin, /lib*, /opt and
+//   /etc read-only (passwd/group that know "user"; shadow files masked), the sandbox's own
+//   writable /home/user, /workspace, /tmp and /root, a private /dev (null, zero, full,
+//   random, urandom, tty, its own devpts), its own /proc with its own boot id at
+//   /proc/sys/kernel/random/boot_id, new on every cold boot (create, filesystem resume).
+//   Host root is not mapped, so root in a sandbox cannot read root-only host files nor write
+//   host directories. The init and every command sit in the sandbox's cgroup-v1 memory,
+//   pids and cpu cgroups (server_options::sandbox_*; the info's cpuCount and memoryMB are
+//   read back from them; diskSizeMB is the state dir's filesystem, there is no disk quota).
+//   Commands join the namespaces with setns; the init is a `sleep infinity` (argv
+//   "sandbox-init infinity") that reaps orphans. Not isolated: with internet access the
+//   sandbox shares the host's network (loopback included).
+// - "mount-namespace": each command gets its own mount namespace where the sandbox's
+//   directories are bound over /workspace, /home/user and /tmp (and passwd/group that know
+//   "user"). Everything else (/, /etc, /usr, network, pids, host root) is the host's: a
+//   development server, not a security boundary.
+// - "none" (not root, or `--engine none`): commands run as the server's user on the host;
+//   cwd, HOME and TMPDIR point at the sandbox's real directories.
+// server::capabilities() says what each engine attests (only what a test demonstrates).
 // - Commands run as "user" (uid 1000) unless `Authorization: Basic base64("root:")`
 //   asks for root; other user names are refused. Relative paths start at /home/user.
 // - /files and filesystem.* see only the sandbox's own tree (state_dir/sandboxes/<id>/root
@@ -40,6 +59,7 @@
 #ifndef PRISM_E2B_LOCAL_SERVER_HPP
 #define PRISM_E2B_LOCAL_SERVER_HPP
 
+#include <prism_e2b/capabilities.hpp>
 #include <prism_e2b/error.hpp>
 #include <prism_e2b/log.hpp>
 
@@ -146,6 +166,10 @@ public:
     std::uint32_t peak_concurrent_execs(std::string const& sandbox_id) const;
     /// The engine new sandboxes get: "namespaces", "mount-namespace" or "none".
     std::string isolation() const;
+    /// What a sandbox of this server attests, for e2b_sandbox's options.capabilities:
+    /// namespaces: filesystem, process and privilege isolated, network isolated only
+    /// without internet access; the other engines: only workspace coherence.
+    sandbox_capabilities capabilities(bool allow_internet_access = true) const;
 
 private:
     struct impl;

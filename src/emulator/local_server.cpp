@@ -366,4 +366,18 @@ std::uint32_t server::peak_concurrent_execs(std::string const& sandbox_id) const
 
 std::string server::isolation() const { return impl_->st->engine; }
 
+sandbox_capabilities server::capabilities(bool allow_internet_access) const
+{
+    sandbox_capabilities c;
+    c.workspace_coherent = true;
+    if (impl_->st->engine == "namespaces") {
+        // Each claimed in tests/integration/emulator_namespaces.cpp.
+        c.filesystem_isolated = true;
+        c.process_isolated = true;
+        c.privilege_isolated = true;
+        c.network_isolated = !allow_internet_access;
+    }
+    return c;
+}
+
 }  // namespace prism_e2b::local

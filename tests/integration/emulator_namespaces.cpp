@@ -124,6 +124,11 @@ BOOST_AUTO_TEST_CASE(engine_ids_and_limits_are_the_sandboxs_own)
     if (!have_root()) return;
     auto f = ns_server();
     BOOST_TEST(f->server().isolation() == "namespaces");
+    // What the adapter is told; each claim is one of the tests of this suite.
+    auto const caps = f->server().capabilities(true);
+    BOOST_TEST((caps.workspace_coherent && caps.filesystem_isolated && caps.process_isolated &&
+                caps.privilege_isolated && !caps.network_isolated && !caps.egress_restricted));
+    BOOST_TEST(f->server().capabilities(false).network_isolated);
     auto a = create_sandbox(*f);
     auto b = create_sandbox(*f);
     auto ia = info(*f, a);
@@ -185,7 +190,6 @@ BOOST_AUTO_TEST_CASE(engine_ids_and_limits_are_the_sandboxs_own)
     BOOST_TEST(forks < 64);
     BOOST_TEST(forks >= 10);
     BOOST_TEST(exit_code(run_command(*f, b, "true")) == 0);  // b is not affected
-
 }
 
 BOOST_AUTO_TEST_CASE(sandboxes_cannot_see_read_or_signal_each_other)
@@ -329,6 +333,9 @@ BOOST_AUTO_TEST_CASE(none_engine_reports_none)
 {
     local_server_fixture f([](prism_e2b::local::server_options& o) { o.engine = "none"; });
     BOOST_TEST(f.server().isolation() == "none");
+    auto const caps = f.server().capabilities(false);
+    BOOST_TEST((!caps.filesystem_isolated && !caps.process_isolated && !caps.privilege_isolated &&
+                !caps.network_isolated && !caps.egress_restricted));
     auto a = create_sandbox(f);
     BOOST_TEST(std::string(info(f, a)["isolation"].as_string()) == "none");
 }
