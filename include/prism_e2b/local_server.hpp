@@ -154,7 +154,8 @@ public:
     server& operator=(server const&) = delete;
 
     /// Binds synchronously and starts accepting; port() is valid afterwards.
-    /// Errors: invalid_argument (no API key, bad address), or the bind/listen error.
+    /// Errors: invalid_argument (no API key, bad address, an engine not available),
+    /// conflict (another server holds the state dir's lock), or the bind/listen error.
     result<void> start();
     /// Kills every sandbox's processes, closes the listener and open connections.
     void stop();

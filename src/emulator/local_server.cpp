@@ -15,8 +15,10 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <fcntl.h>
 #include <fstream>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -257,6 +259,13 @@ result<void> server::start()
         if (ec) return error(errc::invalid_argument, "cannot create the state directory: " + ec.message(), {"start"});
     }
     fs::create_directories(st.state_dir / "sandboxes", ec);
+    // One server per state dir: a second one would reap the first one's sandboxes.
+    st.state_lock = unique_fd(::open((st.state_dir / "server.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (!st.state_lock || ::flock(st.state_lock.get(), LOCK_EX | LOCK_NB) != 0) {
+        st.state_lock = unique_fd();
+        return error(errc::conflict, "another prism-e2b-local uses the state directory " + st.state_dir.string(),
+                     {"start"});
+    }
 
     auto const& wanted = st.opts.engine;
     if (!wanted.empty() && wanted != "namespaces" && wanted != "mount-namespace" && wanted != "none")
@@ -340,6 +349,7 @@ void server::stop()
     for (auto const& d : st.ns_cgroups.all()) remove_freezer_tree(d);
     std::error_code ec;
     if (st.owns_state_dir) fs::remove_all(st.state_dir, ec);
+    st.state_lock = unique_fd();
 }
 
 std::uint16_t server::port() const noexcept { return impl_->port; }

@@ -221,19 +221,36 @@ void set_nonblocking(int fd)
 }
 
 void write_cgroup_procs(spawn_spec const& spec, int report_w);
+[[noreturn]] void exec_child(spawn_spec const& spec, char const* const* argv, char const* const* envp, int in_r,
+                             int out_w, int err_w, int report_w);
+
+struct child_args {
+    spawn_spec const* spec;
+    char const* const* argv;
+    char const* const* envp;
+    int in_r, out_w, err_w, report_w;
+};
+
+int exec_child_entry(void* p)
+{
+    auto const* a = static_cast<child_args const*>(p);
+    exec_child(*a->spec, a->argv, a->envp, a->in_r, a->out_w, a->err_w, a->report_w);
+}
 
 /// Joins the sandbox's namespaces. A pid namespace is entered only by children, so
-/// this forks once more with CLONE_PARENT (the new process is the server's child,
-/// waited for and watched like any other), reports its pid and exits.
-void join_sandbox(spawn_spec const& spec, int report_w)
+/// this starts the real process with CLONE_PARENT (it is the server's child, waited
+/// for and watched like any other), as a vfork on its own stack (no second copy of
+/// the server's page tables), then reports its pid and exits.
+[[noreturn]] void join_sandbox(child_args const& args, char* stack_top)
 {
-    write_cgroup_procs(spec, report_w);  // while still host root: the cgroup files are the host's
-    if (::setns(spec.join_pidfd, spec.join_namespaces) != 0) child_fail(report_w, stage_setns);
-    long const pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-    if (pid < 0) child_fail(report_w, stage_setns);
-    if (pid == 0) return;
-    child_failure f{stage_forked, static_cast<int>(pid)};
-    ssize_t r = ::write(report_w, &f, sizeof f);
+    auto const& spec = *args.spec;
+    write_cgroup_procs(spec, args.report_w);  // while still host root: the cgroup files are the host's
+    if (::setns(spec.join_pidfd, spec.join_namespaces) != 0) child_fail(args.report_w, stage_setns);
+    int const pid = ::clone(exec_child_entry, stack_top, CLONE_PARENT | CLONE_VM | CLONE_VFORK | SIGCHLD,
+                            const_cast<child_args*>(&args));
+    if (pid < 0) child_fail(args.report_w, stage_setns);
+    child_failure f{stage_forked, pid};
+    ssize_t r = ::write(args.report_w, &f, sizeof f);
     (void)r;
     ::syscall(SYS_exit_group, 0);
     ::_exit(0);  // not reached
@@ -261,10 +278,16 @@ void write_cgroup_procs(spawn_spec const& spec, int report_w)
 
 // Only async-signal-safe calls below: the parent may have many threads.
 [[noreturn]] void run_child(spawn_spec const& spec, char const* const* argv, char const* const* envp, int in_r,
-                            int out_w, int err_w, int report_w)
+                            int out_w, int err_w, int report_w, char* stack_top)
+{
+    if (spec.join_pidfd >= 0) join_sandbox(child_args{&spec, argv, envp, in_r, out_w, err_w, report_w}, stack_top);
+    exec_child(spec, argv, envp, in_r, out_w, err_w, report_w);
+}
+
+[[noreturn]] void exec_child(spawn_spec const& spec, char const* const* argv, char const* const* envp, int in_r,
+                             int out_w, int err_w, int report_w)
 {
     bool const joined = spec.join_pidfd >= 0;
-    if (joined) join_sandbox(spec, report_w);
     if (spec.pty)
         ::setsid();  // session and group leader, ready to take the terminal
     else
@@ -411,6 +434,14 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
                      {"process.Start"});
     }
 
+    // The stack of the process that joins a sandbox (see join_sandbox), allocated before fork.
+    std::unique_ptr<char[]> join_stack;
+    char* stack_top = nullptr;
+    if (spec.join_pidfd >= 0) {
+        constexpr std::size_t stack_size = 256 * 1024;
+        join_stack.reset(new char[stack_size]);
+        stack_top = join_stack.get() + stack_size;  // grows down; new[] is aligned for clone's 16 bytes
+    }
     pid_t const forked = ::fork();
     pid_t pid = forked;
     if (pid < 0) {
@@ -418,7 +449,7 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
         close_all();
         return error(boost::system::error_code(e, boost::system::system_category()), "fork failed", {"process.Start"});
     }
-    if (pid == 0) run_child(spec, argv.data(), envp.data(), in_p[0], out_p[1], err_p[1], rep[1]);
+    if (pid == 0) run_child(spec, argv.data(), envp.data(), in_p[0], out_p[1], err_p[1], rep[1], stack_top);
 
     bool const joining = spec.join_pidfd >= 0;
     // Also done by the child; whichever runs first wins the race.
@@ -436,18 +467,31 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
     do {
         n = ::read(rep[0], &f, sizeof f);
     } while (n < 0 && errno == EINTR);
-    if (joining && n == static_cast<ssize_t>(sizeof f) && f.stage == stage_forked) {
-        // The intermediate child joined the namespaces and forked the real process (our child too).
-        pid = static_cast<pid_t>(f.err);
-        ::waitpid(forked, nullptr, 0);
-        if (!spec.pty) ::setpgid(pid, pid);
-        do {
-            n = ::read(rep[0], &f, sizeof f);
-        } while (n < 0 && errno == EINTR);
-    } else if (joining && n != static_cast<ssize_t>(sizeof f)) {
-        ::waitpid(forked, nullptr, 0);
-        close_all();
-        return error(errc::server_error, "starting the process failed: the sandbox is gone", {"process.Start"});
+    if (joining) {
+        // Until EOF: the pid of the real process (after it exec'd or failed: a vfork) and
+        // maybe its failure, in either order.
+        std::optional<child_failure> failure;
+        bool forked_reported = false;
+        while (n == static_cast<ssize_t>(sizeof f)) {
+            if (f.stage == stage_forked) {
+                pid = static_cast<pid_t>(f.err);
+                forked_reported = true;
+            } else {
+                failure = f;
+            }
+            do {
+                n = ::read(rep[0], &f, sizeof f);
+            } while (n < 0 && errno == EINTR);
+        }
+        if (forked_reported) ::waitpid(forked, nullptr, 0);
+        if (forked_reported && !spec.pty) ::setpgid(pid, pid);
+        if (!failure && !forked_reported) {
+            ::waitpid(forked, nullptr, 0);
+            close_all();
+            return error(errc::server_error, "starting the process failed: the sandbox is gone", {"process.Start"});
+        }
+        n = failure ? static_cast<ssize_t>(sizeof f) : 0;
+        if (failure) f = *failure;
     }
     ::close(rep[0]);
     rep[0] = -1;

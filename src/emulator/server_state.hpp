@@ -101,6 +101,7 @@ struct server_state : std::enable_shared_from_this<server_state> {
     fault_injector faults;
     std::filesystem::path state_dir;
     bool owns_state_dir = false;
+    unique_fd state_lock;  ///< flock on state_dir/server.lock, held while the server runs
     bool isolation_available = false;
     /// The engine new sandboxes get: "namespaces", "mount-namespace" or "none".
     std::string engine = "none";

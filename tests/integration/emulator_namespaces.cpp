@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -338,6 +339,28 @@ BOOST_AUTO_TEST_CASE(none_engine_reports_none)
                 !caps.network_isolated && !caps.egress_restricted));
     auto a = create_sandbox(f);
     BOOST_TEST(std::string(info(f, a)["isolation"].as_string()) == "none");
+}
+
+BOOST_AUTO_TEST_CASE(one_server_per_state_dir)
+{
+    std::string dir = std::filesystem::temp_directory_path() / ("prism-e2b-lock-" + random_token(6));
+    auto with_dir = [&](prism_e2b::local::server_options& o) { o.state_dir = dir; };
+    {
+        local_server_fixture first(with_dir);
+        prism_e2b::local::server_options o;
+        o.api_key = "k";
+        o.state_dir = dir;
+        boost::asio::io_context ioc;
+        prism_e2b::local::server second(ioc.get_executor(), o);
+        auto r = second.start();
+        BOOST_REQUIRE(!r);
+        BOOST_TEST((r.error() == prism_e2b::errc::conflict));
+    }
+    // Once the first stopped, the directory is free again.
+    {
+        local_server_fixture again(with_dir);
+    }
+    std::filesystem::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_CASE(unknown_engine_is_refused)
