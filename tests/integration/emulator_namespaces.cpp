@@ -2,6 +2,7 @@
 // with real processes: sandboxes cannot see, read, signal or reach each other;
 // root in a sandbox is not host root; `ps` shows only the sandbox; its own boot
 // id, hostname, cgroup limits; no network without internet access.
+#include "eventually.hpp"
 #include "local_server_fixture.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -339,6 +340,49 @@ BOOST_AUTO_TEST_CASE(none_engine_reports_none)
                 !caps.network_isolated && !caps.egress_restricted));
     auto a = create_sandbox(f);
     BOOST_TEST(std::string(info(f, a)["isolation"].as_string()) == "none");
+}
+
+BOOST_AUTO_TEST_CASE(kill_and_stop_leave_no_process_cgroup_or_file)
+{
+    if (!have_root()) return;
+    std::filesystem::path const dir = std::filesystem::temp_directory_path() / ("prism-e2b-ns-" + random_token(6));
+    auto f = std::make_unique<local_server_fixture>([&](prism_e2b::local::server_options& o) {
+        o.engine = "namespaces";
+        o.state_dir = dir.string();
+    });
+    auto a = create_sandbox(*f);
+    auto b = create_sandbox(*f);
+    auto pa = start_background(*f, a, "sleep 300 & exec sleep 301");
+    auto pb = start_background(*f, b, "sleep 300 & exec sleep 301");
+    auto memory_cgroup = [](std::uint32_t pid) {
+        std::istringstream groups(read_host_file("/proc/" + std::to_string(pid) + "/cgroup"));
+        std::string line;
+        while (std::getline(groups, line))
+            if (line.find(":memory:") != std::string::npos)
+                return "/sys/fs/cgroup/memory" + line.substr(line.rfind(':') + 1);
+        return std::string();
+    };
+    auto const cg_a = memory_cgroup(pa.pid), cg_b = memory_cgroup(pb.pid);
+    BOOST_REQUIRE(!cg_a.empty());
+    BOOST_REQUIRE(!cg_b.empty());
+    auto gone = [](std::uint32_t pid) {
+        // Gone, or a zombie about to be reaped by its watcher.
+        auto const stat = read_host_file("/proc/" + std::to_string(pid) + "/stat");
+        return stat.empty() || stat.find(") Z ") != std::string::npos;
+    };
+    auto exists = [](std::filesystem::path const& p) { return std::filesystem::exists(p); };
+
+    raw_http c(f->port());
+    BOOST_TEST(c.request("DELETE", "/sandboxes/" + a.id, {}, api_headers(*f)).status == 204);
+    BOOST_TEST(eventually([&] { return gone(pa.pid) && !exists(cg_a) && !exists(dir / "sandboxes" / a.id); }));
+    BOOST_TEST(!gone(pb.pid));
+
+    f.reset();  // stop
+    BOOST_TEST(gone(pb.pid));
+    BOOST_TEST(!exists(cg_b));
+    BOOST_TEST(!exists(dir / "sandboxes" / b.id));
+    BOOST_TEST(!exists(std::filesystem::path(cg_b).parent_path()));  // the server's own cgroup root
+    std::filesystem::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_CASE(one_server_per_state_dir)
