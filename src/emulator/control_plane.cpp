@@ -489,6 +489,7 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
                 std::lock_guard lk(sb->mutex);
                 sb->end_at = std::chrono::system_clock::now() + secs;
             }
+            st->persist(*sb);
             http_response ok;
             ok.status = 204;
             co_await sink.send(std::move(ok));
@@ -504,6 +505,7 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
             }
         }
         if (!paused) {
+            if (action == "connect") st->persist(*sb);
             if (action == "resume")
                 co_await sink.send(rest_error(409, "sandbox \"" + id + "\" is already running"));
             else

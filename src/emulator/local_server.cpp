@@ -5,6 +5,7 @@
 #include <prism_e2b/redactor.hpp>
 
 #include "emulator/http_listener.hpp"
+#include "emulator/ledger.hpp"
 #include "emulator/server_state.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -304,6 +305,9 @@ result<void> server::start()
     if (st.engine != "none") write_account_files(st);
     st.freezer_root = ::geteuid() == 0 && st.opts.cgroup_freezer ? probe_freezer() : std::string();
     st.freezer_available = !st.freezer_root.empty();
+    // What a server that died without stop() left: its sandboxes come back.
+    st.ledger = ledger_dir(st.state_dir);
+    st.restore_from_ledger();
 
     auto stp = i.st;
     i.listener = std::make_unique<http_listener>(

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <linux/close_range.h>
 #include <net/if.h>
+#include <optional>
 #include <sched.h>
 #include <sstream>
 #include <sys/file.h>
@@ -43,25 +44,52 @@ uid_t sandbox_view_id(uid_t host_id)
                : host_id;
 }
 
-result<uid_range> uid_range::reserve()
+namespace {
+
+/// Locks slot k. nullopt: held by someone else; an error: the lock file cannot be opened.
+result<std::optional<unique_fd>> lock_slot(unsigned k)
 {
     std::error_code ec;
     fs::path const dir = "/run/prism-e2b/uid-ranges";
     fs::create_directories(dir, ec);
     if (ec) return error(errc::server_error, "cannot create " + dir.string() + ": " + ec.message(), {"create"});
+    auto const path = dir / (std::to_string(k) + ".lock");
+    unique_fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (!fd) return error(errc::server_error, "cannot open " + path.string(), {"create"});
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return std::optional<unique_fd>{};
+    return std::optional<unique_fd>{std::move(fd)};
+}
+
+}  // namespace
+
+result<uid_range> uid_range::reserve()
+{
     unsigned const start = static_cast<unsigned>(std::stoul(random_hex(2), nullptr, 16)) % range_slots;
     for (unsigned i = 0; i < range_slots; ++i) {
         unsigned const k = (start + i) % range_slots;
-        auto const path = dir / (std::to_string(k) + ".lock");
-        unique_fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-        if (!fd) return error(errc::server_error, "cannot open " + path.string(), {"create"});
-        if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue;
+        auto locked = lock_slot(k);
+        if (!locked) return locked.error();
+        if (!*locked) continue;
         uid_range r;
-        r.lock_ = std::move(fd);
+        r.lock_ = std::move(**locked);
         r.base_ = first_range_base + ns_range_size * k;
         return r;
     }
     return error(errc::service_busy, "every sandbox uid range is in use", {"create"});
+}
+
+result<uid_range> uid_range::reserve_exact(uid_t base)
+{
+    if (base < first_range_base || (base - first_range_base) % ns_range_size != 0 ||
+        (base - first_range_base) / ns_range_size >= range_slots)
+        return error(errc::invalid_argument, "not a sandbox uid range: " + std::to_string(base), {"start"});
+    auto locked = lock_slot((base - first_range_base) / ns_range_size);
+    if (!locked) return locked.error();
+    if (!*locked) return error(errc::conflict, "uid range " + std::to_string(base) + " is in use", {"start"});
+    uid_range r;
+    r.lock_ = std::move(**locked);
+    r.base_ = base;
+    return r;
 }
 
 // ---------------------------------------------------------------- cgroups

@@ -35,6 +35,9 @@ class uid_range {
 public:
     /// Errors: service_busy when every range is taken, server_error otherwise.
     static result<uid_range> reserve();
+    /// The range starting at `base` (a restarted server taking back a sandbox's range).
+    /// Errors: conflict when it is held, invalid_argument for a base that is no range's.
+    static result<uid_range> reserve_exact(uid_t base);
     uid_range() = default;
     uid_t base() const noexcept { return base_; }
 

@@ -5,6 +5,7 @@
 #include <prism_e2b/redactor.hpp>
 
 #include "core/base64.hpp"
+#include "emulator/ledger.hpp"
 #include "emulator/sandbox_fs.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -337,6 +338,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         sb->seq = next_seq++;
         sandboxes[sb->id] = sb;
     }
+    persist(*sb);
     log(log_level::info, "prism-e2b-local: created sandbox " + sb->id + " (template " + sb->template_id + ")");
     return sb;
 }
@@ -412,6 +414,10 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
         std::lock_guard lk(mutex);
         sandboxes.erase(sb->id);
     }
+    {
+        std::lock_guard lk(sb->ledger_mutex);
+        if (!ledger.empty()) ledger_remove(ledger, sb->id);
+    }
     kill_everything(*sb, procs);
     {
         std::lock_guard lk(sb->mutex);
@@ -470,12 +476,21 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
         sb->paused_with_memory = memory;
     }
     if (!memory) kill_everything(*sb, killed);
+    persist(*sb);
     log(log_level::info, "prism-e2b-local: paused sandbox " + sb->id + (memory ? " (memory)" : " (filesystem)"));
     return result<void>{};
 }
 
 result<void> server_state::resume_sandbox(std::shared_ptr<sandbox> const& sb, std::chrono::seconds timeout)
 {
+    auto r = resume_locked(*sb, timeout);
+    if (r) persist(*sb);
+    return r;
+}
+
+result<void> server_state::resume_locked(sandbox& sbr, std::chrono::seconds timeout)
+{
+    auto* sb = &sbr;
     std::lock_guard lk(sb->mutex);
     if (sb->state != sandbox_state::paused) return result<void>{};
     if (sb->paused_with_memory) {
@@ -598,6 +613,111 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
     return p;
 }
 
+void server_state::persist(sandbox const& sb) const
+{
+    if (ledger.empty()) return;
+    std::lock_guard lk(sb.ledger_mutex);
+    if (!ledger_write(ledger, sb))
+        log(log_level::error, "prism-e2b-local: cannot write the ledger record of sandbox " + sb.id);
+}
+
+void server_state::restore_from_ledger()
+{
+    using ms = std::chrono::milliseconds;
+    for (auto& rec : ledger_read_all(ledger)) {
+        auto str = [&](char const* k) {
+            auto const* v = rec.if_contains(k);
+            return v && v->is_string() ? std::string(v->as_string()) : std::string();
+        };
+        auto flag = [&](char const* k) {
+            auto const* v = rec.if_contains(k);
+            return v && v->is_bool() && v->as_bool();
+        };
+        auto num = [&](char const* k) -> std::int64_t {
+            auto const* v = rec.if_contains(k);
+            return v && v->is_number() ? v->to_number<std::int64_t>() : 0;
+        };
+        auto map = [&](char const* k) {
+            std::map<std::string, std::string> m;
+            if (auto const* v = rec.if_contains(k); v && v->is_object())
+                for (auto const& [key, val] : v->as_object())
+                    if (val.is_string()) m[std::string(key)] = std::string(val.as_string());
+            return m;
+        };
+        auto sb = std::make_shared<sandbox>();
+        sb->id = str("sandboxID");
+        if (sb->id.empty() || sb->id.find('/') != std::string::npos || sb->id.find('.') != std::string::npos) continue;
+        auto skip = [&](std::string const& why) {
+            log(log_level::warning, "prism-e2b-local: cannot take back sandbox " + sb->id + ": " + why);
+        };
+        if (str("isolation") != engine) {
+            skip("it ran on the " + str("isolation") + " engine, this server runs " + engine);
+            continue;
+        }
+        sb->template_id = str("templateID");
+        sb->access_token = str("accessToken");
+        secret_redactor::global().add(sb->access_token);
+        sb->dir = state_dir / "sandboxes" / sb->id;
+        sb->root = sb->dir / "root";
+        sb->root_fd = ::open(sb->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (sb->root_fd < 0) {
+            skip("its files are gone");
+            ledger_remove(ledger, sb->id);
+            continue;
+        }
+        sb->isolation = engine;
+        sb->internet = flag("internet");
+        sb->metadata = map("metadata");
+        sb->env_vars = map("envVars");
+        sb->started_at = std::chrono::system_clock::time_point(ms(num("startedAtMs")));
+        sb->end_at = std::chrono::system_clock::time_point(ms(num("endAtMs")));
+        sb->auto_pause = flag("autoPause");
+        sb->auto_pause_memory = flag("autoPauseMemory");
+        sb->auto_resume = flag("autoResume");
+        sb->seq = static_cast<std::uint64_t>(num("seq"));
+        bool const was_running = str("state") == "running";
+        // Its processes (frozen ones included) died with the server that ran them: what
+        // comes back is its files, a paused sandbox stays paused, a running one boots again.
+        sb->state = was_running ? sandbox_state::running : sandbox_state::paused;
+        sb->paused_with_memory = false;
+        if (freezer_available) {
+            std::string dir = freezer_root + "/" + sb->id;
+            if (::mkdir(dir.c_str(), 0755) == 0) sb->cgroup_dir = dir;
+        }
+        if (engine == "namespaces") {
+            auto ids = uid_range::reserve_exact(static_cast<uid_t>(num("uidBase")));
+            if (!ids) {
+                skip(ids.error().message());
+                continue;
+            }
+            sb->ids = std::move(*ids);
+            auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, ns_defaults);
+            if (!cgroups) {
+                skip(cgroups.error().message());
+                continue;
+            }
+            sb->limit_cgroups = std::move(*cgroups);
+            sb->stage = sb->dir / "stage";
+            sb->boot_id_file = sb->dir / "boot_id";
+            if (was_running) {
+                std::lock_guard lk(sb->mutex);
+                if (auto booted = boot_sandbox(*sb); !booted) {
+                    skip(booted.error().message());
+                    continue;
+                }
+            }
+        }
+        {
+            std::lock_guard lk(mutex);
+            next_seq = std::max(next_seq, sb->seq + 1);
+            sandboxes[sb->id] = sb;
+        }
+        persist(*sb);
+        log(log_level::info,
+            "prism-e2b-local: took back sandbox " + sb->id + (was_running ? " (running, booted again)" : " (paused)"));
+    }
+}
+
 void server_state::reap_expired()
 {
     std::vector<std::shared_ptr<sandbox>> all;
@@ -662,7 +782,8 @@ void server_state::stop_all()
             if (!cgroups.empty() || init_pid > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
         std::error_code ec;
-        fs::remove_all(sb->dir, ec);  // sandboxes do not outlive the server
+        fs::remove_all(sb->dir, ec);  // a clean stop ends the sandboxes; only a crash leaves them in the ledger
+        if (!ledger.empty()) ledger_remove(ledger, sb->id);
     }
 }
 

@@ -73,6 +73,7 @@ struct sandbox {
     bool auto_resume = false;
     std::uint64_t seq = 0;  ///< creation order
 
+    mutable std::mutex ledger_mutex;  ///< one ledger write at a time (taken before `mutex`)
     mutable std::mutex mutex;
     sandbox_state state = sandbox_state::running;
     bool paused_with_memory = false;
@@ -101,7 +102,8 @@ struct server_state : std::enable_shared_from_this<server_state> {
     fault_injector faults;
     std::filesystem::path state_dir;
     bool owns_state_dir = false;
-    unique_fd state_lock;  ///< flock on state_dir/server.lock, held while the server runs
+    unique_fd state_lock;          ///< flock on state_dir/server.lock, held while the server runs
+    std::filesystem::path ledger;  ///< state_dir/ledger (see ledger.hpp)
     bool isolation_available = false;
     /// The engine new sandboxes get: "namespaces", "mount-namespace" or "none".
     std::string engine = "none";
@@ -145,6 +147,12 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// host path under root (used for cwd when there is no mount namespace).
     std::string host_path_for_cwd(sandbox const& sb, std::string const& sandbox_path) const;
 
+    result<void> resume_locked(sandbox& sb, std::chrono::seconds timeout);
+    /// Records sb in the ledger (after any change a restart needs). Takes sb.ledger_mutex, sb.mutex.
+    void persist(sandbox const& sb) const;
+    /// At start: takes back every sandbox of the ledger. Running ones are booted again (their
+    /// processes died with the server that ran them), paused ones stay paused (filesystem).
+    void restore_from_ledger();
     /// namespaces engine: a cold boot of the sandbox's init (new boot id). Call with sb.mutex held.
     result<void> boot_sandbox(sandbox& sb);
     /// namespaces engine: ends the sandbox's init; it is reaped in the background.
