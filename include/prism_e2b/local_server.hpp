@@ -44,6 +44,12 @@
 // - "none" (not root, or `--engine none`): commands run as the server's user on the host;
 //   cwd, HOME and TMPDIR point at the sandbox's real directories.
 // server::capabilities() says what each engine attests (only what a test demonstrates).
+// - Crashes: state_dir/ledger keeps a record of every sandbox (atomic files, see
+//   src/emulator/ledger.hpp); a server started on the state dir of one that died takes the
+//   sandboxes back: running ones boot again with their files (their processes are gone),
+//   paused ones stay paused (a memory pause becomes a filesystem one), deadlines keep
+//   counting. stop() kills and removes every sandbox and its record. One server per state
+//   dir (flock on state_dir/server.lock).
 // - Commands run as "user" (uid 1000) unless `Authorization: Basic base64("root:")`
 //   asks for root; other user names are refused. Relative paths start at /home/user.
 // - /files and filesystem.* see only the sandbox's own tree (state_dir/sandboxes/<id>/root
