@@ -66,41 +66,13 @@ bool probe_mount_namespace(fs::path const& probe_dir)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-/// Empties and removes a freezer cgroup and its sandbox sub-cgroups (best effort).
-void remove_freezer_tree(fs::path const& dir)
-{
-    std::error_code ec;
-    for (int attempt = 0; attempt < 50; ++attempt) {
-        bool busy = false;
-        for (auto const& sub : fs::directory_iterator(dir, ec)) {
-            if (!sub.is_directory(ec)) continue;
-            std::ifstream procs(sub.path() / "cgroup.procs");
-            pid_t p;
-            while (procs >> p) ::kill(p, SIGKILL);
-            std::ofstream(sub.path() / "freezer.state") << "THAWED";  // SIGKILL lands once thawed
-            if (::rmdir(sub.path().c_str()) != 0) busy = true;
-        }
-        if (!busy && ::rmdir(dir.c_str()) == 0) return;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-}
-
 /// The cgroup v1 freezer hierarchy, if mounted and writable. Also removes what
 /// servers that died without stop() left behind.
 std::string probe_freezer()
 {
-    std::string const base = "/sys/fs/cgroup/freezer";
+    std::string const dir = create_server_cgroup("/sys/fs/cgroup/freezer", "prism-e2b-", remove_cgroup_tree);
     struct stat st {};
-    if (::stat((base + "/cgroup.procs").c_str(), &st) != 0) return {};
-    std::error_code ec;
-    for (auto const& e : fs::directory_iterator(base, ec)) {
-        auto const name = e.path().filename().string();
-        if (name.rfind("prism-e2b-", 0) != 0) continue;
-        pid_t const owner = static_cast<pid_t>(std::atol(name.c_str() + 10));
-        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) remove_freezer_tree(e.path());
-    }
-    std::string const dir = base + "/prism-e2b-" + std::to_string(::getpid()) + "-" + random_id(6);
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return {};
+    if (dir.empty()) return {};
     if (::stat((dir + "/freezer.state").c_str(), &st) != 0) {
         ::rmdir(dir.c_str());
         return {};
@@ -349,8 +321,8 @@ void server::stop()
     if (i.reaper) asio::post(st.ex, [t = i.reaper] { t->cancel(); });
     i.listener->stop();
     st.stop_all();
-    if (!st.freezer_root.empty()) remove_freezer_tree(st.freezer_root);
-    for (auto const& d : st.ns_cgroups.all()) remove_freezer_tree(d);
+    if (!st.freezer_root.empty()) remove_cgroup_tree(st.freezer_root);
+    for (auto const& d : st.ns_cgroups.all()) remove_cgroup_tree(d);
     std::error_code ec;
     if (st.owns_state_dir) fs::remove_all(st.state_dir, ec);
     st.state_lock = unique_fd();

@@ -3,6 +3,7 @@
 #include "emulator/namespaces_engine.hpp"
 
 #include "emulator/server_state.hpp"
+#include "emulator/small_files.hpp"
 
 #include <array>
 #include <cerrno>
@@ -96,27 +97,10 @@ result<uid_range> uid_range::reserve_exact(uid_t base)
 
 namespace {
 
-bool write_text(std::string const& path, std::string const& text)
-{
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    bool const ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    ::close(fd);
-    return ok;
-}
-
-std::string read_text(std::string const& path)
-{
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 /// This process's cgroup path in a v1 hierarchy ("/" when not listed).
 std::string own_cgroup(std::string const& controller)
 {
-    std::istringstream in(read_text("/proc/self/cgroup"));
+    std::istringstream in(read_small_file("/proc/self/cgroup"));
     std::string line;
     while (std::getline(in, line)) {
         auto const a = line.find(':');
@@ -130,7 +114,15 @@ std::string own_cgroup(std::string const& controller)
     return "/";
 }
 
-/// Kills what is left in `dir`'s sub-cgroups and removes them and `dir`.
+std::string make_root(std::string const& controller)
+{
+    std::string parent = "/sys/fs/cgroup/" + controller + own_cgroup(controller);
+    if (parent.back() == '/') parent.pop_back();
+    return create_server_cgroup(parent, "prism-e2b-ns-", remove_cgroup_tree);
+}
+
+}  // namespace
+
 void remove_cgroup_tree(fs::path const& dir)
 {
     std::error_code ec;
@@ -138,9 +130,10 @@ void remove_cgroup_tree(fs::path const& dir)
         bool busy = false;
         for (auto const& sub : fs::directory_iterator(dir, ec)) {
             if (!sub.is_directory(ec)) continue;
-            std::istringstream procs(read_text((sub.path() / "cgroup.procs").string()));
+            std::istringstream procs(read_small_file((sub.path() / "cgroup.procs").string()));
             pid_t p;
             while (procs >> p) ::kill(p, SIGKILL);
+            write_small_file((sub.path() / "freezer.state").string(), "THAWED");  // SIGKILL lands once thawed
             if (::rmdir(sub.path().c_str()) != 0) busy = true;
         }
         if (!busy && (::rmdir(dir.c_str()) == 0 || errno == ENOENT)) return;
@@ -148,25 +141,22 @@ void remove_cgroup_tree(fs::path const& dir)
     }
 }
 
-std::string make_root(std::string const& controller)
+std::string create_server_cgroup(std::string const& parent, std::string const& prefix,
+                                 void (*remove_tree)(fs::path const&))
 {
-    std::string parent = "/sys/fs/cgroup/" + controller + own_cgroup(controller);
-    if (parent.back() == '/') parent.pop_back();
     struct stat st {};
     if (::stat((parent + "/cgroup.procs").c_str(), &st) != 0) return {};
     std::error_code ec;
     for (auto const& e : fs::directory_iterator(parent, ec)) {
         auto const name = e.path().filename().string();
-        if (name.rfind("prism-e2b-ns-", 0) != 0) continue;
-        pid_t const owner = static_cast<pid_t>(std::atol(name.c_str() + 13));
-        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) remove_cgroup_tree(e.path());
+        if (name.rfind(prefix, 0) != 0) continue;
+        pid_t const owner = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
+        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) remove_tree(e.path());
     }
-    std::string const dir = parent + "/prism-e2b-ns-" + std::to_string(::getpid()) + "-" + random_id(6);
+    std::string const dir = parent + "/" + prefix + std::to_string(::getpid()) + "-" + random_id(6);
     if (::mkdir(dir.c_str(), 0755) != 0) return {};
     return dir;
 }
-
-}  // namespace
 
 bool ns_cgroup_roots::create()
 {
@@ -197,11 +187,11 @@ result<std::vector<std::string>> create_sandbox_cgroups(ns_cgroup_roots const& r
         if (::mkdir(d.c_str(), 0755) != 0) return fail(d);
         dirs.push_back(d);
     }
-    if (!write_text(dirs[0] + "/memory.limit_in_bytes", std::to_string(std::uint64_t{limits.memory_mb} << 20)))
+    if (!write_small_file(dirs[0] + "/memory.limit_in_bytes", std::to_string(std::uint64_t{limits.memory_mb} << 20)))
         return fail("memory.limit_in_bytes");
-    if (!write_text(dirs[1] + "/pids.max", std::to_string(limits.max_pids))) return fail("pids.max");
-    if (!write_text(dirs[2] + "/cpu.cfs_period_us", "100000") ||
-        !write_text(dirs[2] + "/cpu.cfs_quota_us", std::to_string(100000ull * limits.cpu_count)))
+    if (!write_small_file(dirs[1] + "/pids.max", std::to_string(limits.max_pids))) return fail("pids.max");
+    if (!write_small_file(dirs[2] + "/cpu.cfs_period_us", "100000") ||
+        !write_small_file(dirs[2] + "/cpu.cfs_quota_us", std::to_string(100000ull * limits.cpu_count)))
         return fail("cpu.cfs_quota_us");
     return dirs;
 }
@@ -211,7 +201,7 @@ ns_limits read_sandbox_limits(std::vector<std::string> const& dirs)
     ns_limits l{0, 0, 0};
     if (dirs.size() != 3) return l;
     auto num = [](std::string const& path) -> std::int64_t {
-        auto const t = read_text(path);
+        auto const t = read_small_file(path);
         return t.empty() ? -1 : std::atoll(t.c_str());
     };
     if (auto m = num(dirs[0] + "/memory.limit_in_bytes"); m > 0) l.memory_mb = static_cast<std::uint32_t>(m >> 20);
@@ -505,10 +495,10 @@ result<ns_init> start_sandbox_init(ns_boot_spec const& spec)
         return error(errc::server_error, "starting the sandbox failed at " + what, {"create"});
     };
     std::string const proc = "/proc/" + std::to_string(pid);
-    if (!write_text(proc + "/uid_map", uid_map) || !write_text(proc + "/gid_map", uid_map))
+    if (!write_small_file(proc + "/uid_map", uid_map) || !write_small_file(proc + "/gid_map", uid_map))
         return abort_with("writing its uid/gid map");
     for (auto const& d : spec.cgroup_dirs)
-        if (!write_text(d + "/cgroup.procs", std::to_string(pid))) return abort_with("joining cgroup " + d);
+        if (!write_small_file(d + "/cgroup.procs", std::to_string(pid))) return abort_with("joining cgroup " + d);
     if (::write(sync_w.get(), "g", 1) != 1) return abort_with("sync");
     std::array<char, sizeof(init_failure)> buf{};
     std::size_t got = 0;

@@ -53,6 +53,14 @@ struct ns_limits {
     std::uint32_t max_pids = 1024;
 };
 
+/// Kills what is left in `dir`'s sub-cgroups (thawing frozen ones) and removes them and `dir`.
+void remove_cgroup_tree(std::filesystem::path const& dir);
+
+/// `parent`/<prefix><pid>-<random>: a cgroup of this server. First removes (with
+/// `remove_tree`) the ones of servers that died without stop(). Empty on failure.
+std::string create_server_cgroup(std::string const& parent, std::string const& prefix,
+                                 void (*remove_tree)(std::filesystem::path const&));
+
 /// Per-server cgroup roots (memory, pids, cpu) under the server's own cgroups,
 /// named prism-e2b-<pid>-<random>. Empty strings for controllers not available.
 struct ns_cgroup_roots {

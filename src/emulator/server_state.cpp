@@ -7,6 +7,7 @@
 #include "core/base64.hpp"
 #include "emulator/ledger.hpp"
 #include "emulator/sandbox_fs.hpp"
+#include "emulator/small_files.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -199,23 +200,6 @@ std::optional<std::string> basic_auth_user(std::string_view header)
 
 namespace {
 
-bool write_file(std::string const& path, std::string const& text)
-{
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    bool const ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    ::close(fd);
-    return ok;
-}
-
-std::string read_small_file(std::string const& path)
-{
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 std::vector<pid_t> cgroup_pids(std::string const& dir)
 {
     std::vector<pid_t> out;
@@ -236,17 +220,17 @@ char process_state(pid_t pid)
 /// Writes FROZEN and waits until the kernel reports every task frozen.
 bool freeze_cgroup(std::string const& dir)
 {
-    if (!write_file(dir + "/freezer.state", "FROZEN")) return false;
+    if (!write_small_file(dir + "/freezer.state", "FROZEN")) return false;
     for (int i = 0; i < 2000; ++i) {
         auto s = read_small_file(dir + "/freezer.state");
         if (s.rfind("FROZEN", 0) == 0) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    write_file(dir + "/freezer.state", "THAWED");
+    write_small_file(dir + "/freezer.state", "THAWED");
     return false;
 }
 
-void thaw_cgroup(std::string const& dir) { write_file(dir + "/freezer.state", "THAWED"); }
+void thaw_cgroup(std::string const& dir) { write_small_file(dir + "/freezer.state", "THAWED"); }
 
 }  // namespace
 
