@@ -34,7 +34,8 @@
 //   host directories. The init and every command sit in the sandbox's cgroup-v1 memory,
 //   pids and cpu cgroups (server_options::sandbox_*; the info's cpuCount and memoryMB are
 //   read back from them; diskSizeMB is the state dir's filesystem, there is no disk quota).
-//   Commands join the namespaces with setns; the init is a `sleep infinity` (argv
+//   Commands join the namespaces with setns (the pids the API reports are host pids; inside,
+//   the sandbox sees its own numbering); the init is a `sleep infinity` (argv
 //   "sandbox-init infinity") that reaps orphans. Not isolated: with internet access the
 //   sandbox shares the host's network (loopback included).
 // - "mount-namespace": each command gets its own mount namespace where the sandbox's
