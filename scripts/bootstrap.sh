@@ -5,7 +5,9 @@ set -euo pipefail
 
 packages=(g++ cmake ninja-build ccache pkg-config openssl ca-certificates python3
           libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev
-          clang-14 clang-format-14 clang-tidy-14 doxygen)
+          clang-14 clang-format-14 clang-tidy-14 doxygen
+          # prism-e2b-local's namespaces engine and its isolation tests (ps, ipcmk, python3 in a sandbox)
+          coreutils procps util-linux)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 

@@ -24,14 +24,40 @@
 // accept backs off when descriptors run out (EMFILE/ENFILE) and resumes once they
 // free up; a slow head (header_timeout) or an idle connection (idle_timeout) is closed.
 //
-// What a sandbox is here (differences from E2B's VMs):
-// - Commands are real processes of this machine, each in its own process group and,
-//   when the kernel allows (root, unshare(CLONE_NEWNS)), in its own mount namespace
-//   where the sandbox's directories are bound over /workspace, /home/user and /tmp
-//   (and passwd/group that know "user"). Everything else (/, /etc, /usr, network,
-//   pids) is the host's: this is a development server, not a security boundary.
-//   The info's extra field "isolation" says "mount-namespace" or "none"; with "none"
-//   the cwd, HOME and TMPDIR point at the sandbox's real directories instead.
+// What a sandbox is here (differences from E2B's VMs), per isolation engine
+// (server_options::engine; the info's extra field "isolation" says which one a sandbox has):
+// - "namespaces" (the default as root when the kernel allows): each sandbox has an init
+//   process, pid 1 of its own pid namespace (`ps` shows only the sandbox's processes), in
+//   its own user namespace mapping its ids 0..65535 to a host range of its own
+//   (100000 + 65536*k, reserved machine-wide with an flock), mount namespace, uts
+//   (hostname "e2b-<id prefix>") and ipc namespaces, and, when created with
+//   `allow_internet_access: false`, an empty network namespace (loopback only). Its root
+//   is a tmpfs assembled with pivot_root: the host's /usr, /bin, /sbin, /lib*, /opt and
+//   /etc read-only (passwd/group that know "user"; shadow files masked), the sandbox's own
+//   writable /home/user, /workspace, /tmp and /root, a private /dev (null, zero, full,
+//   random, urandom, tty, its own devpts), its own /proc with its own boot id at
+//   /proc/sys/kernel/random/boot_id, new on every cold boot (create, filesystem resume).
+//   Host root is not mapped, so root in a sandbox cannot read root-only host files nor write
+//   host directories. The init and every command sit in the sandbox's cgroup-v1 memory,
+//   pids and cpu cgroups (server_options::sandbox_*; the info's cpuCount and memoryMB are
+//   read back from them; diskSizeMB is the state dir's filesystem, there is no disk quota).
+//   Commands join the namespaces with setns (the pids the API reports are host pids; inside,
+//   the sandbox sees its own numbering); the init is a `sleep infinity` (argv
+//   "sandbox-init infinity") that reaps orphans. Not isolated: with internet access the
+//   sandbox shares the host's network (loopback included).
+// - "mount-namespace": each command gets its own mount namespace where the sandbox's
+//   directories are bound over /workspace, /home/user and /tmp (and passwd/group that know
+//   "user"). Everything else (/, /etc, /usr, network, pids, host root) is the host's: a
+//   development server, not a security boundary.
+// - "none" (not root, or `--engine none`): commands run as the server's user on the host;
+//   cwd, HOME and TMPDIR point at the sandbox's real directories.
+// server::capabilities() says what each engine attests (only what a test demonstrates).
+// - Crashes: state_dir/ledger keeps a record of every sandbox (atomic files, see
+//   src/emulator/ledger.hpp); a server started on the state dir of one that died takes the
+//   sandboxes back: running ones boot again with their files (their processes are gone),
+//   paused ones stay paused (a memory pause becomes a filesystem one), deadlines keep
+//   counting. stop() kills and removes every sandbox and its record. One server per state
+//   dir (flock on state_dir/server.lock).
 // - Commands run as "user" (uid 1000) unless `Authorization: Basic base64("root:")`
 //   asks for root; other user names are refused. Relative paths start at /home/user.
 // - /files and filesystem.* see only the sandbox's own tree (state_dir/sandboxes/<id>/root
@@ -50,6 +76,7 @@
 #ifndef PRISM_E2B_LOCAL_SERVER_HPP
 #define PRISM_E2B_LOCAL_SERVER_HPP
 
+#include <prism_e2b/capabilities.hpp>
 #include <prism_e2b/error.hpp>
 #include <prism_e2b/log.hpp>
 
@@ -71,7 +98,18 @@ struct server_options {
     std::string state_dir;                     ///< empty: a fresh temp dir, removed by stop()
     std::string api_key;                       ///< required: X-API-KEY must equal it
     std::string admin_token;                   ///< empty: fault-injection admin routes disabled
-    bool isolate = true;                       ///< per-sandbox mount namespace when the kernel allows
+    /// The isolation engine: "namespaces" (own user, pid, mount, uts, ipc and, without
+    /// internet, network namespaces, cgroup limits; needs root), "mount-namespace" (the
+    /// sandbox's directories bound over the host's in a mount namespace of each command),
+    /// "none", or empty: the strongest this machine allows. start() fails when an engine
+    /// named here is not available.
+    std::string engine;
+    bool isolate = true;                       ///< false: engine "none" whatever `engine` says
+    /// The limits of every sandbox with the namespaces engine (its cgroups; the info's
+    /// cpuCount and memoryMB are read back from them).
+    unsigned sandbox_cpu_count = 2;
+    std::uint32_t sandbox_memory_mb = 1024;
+    std::uint32_t sandbox_max_pids = 1024;
     /// Freeze paused sandboxes with the cgroup-v1 freezer when available; false: SIGSTOP/SIGCONT.
     bool cgroup_freezer = true;
     log_sink logger;  ///< receives redacted log lines; empty: no logging
@@ -160,7 +198,8 @@ public:
     server& operator=(server const&) = delete;
 
     /// Binds synchronously and starts accepting; port() is valid afterwards.
-    /// Errors: invalid_argument (no API key, bad address), or the bind/listen error.
+    /// Errors: invalid_argument (no API key, bad address, an engine not available),
+    /// conflict (another server holds the state dir's lock), or the bind/listen error.
     result<void> start();
     /// Kills every sandbox's processes, closes the listener and open connections.
     void stop();
@@ -170,10 +209,14 @@ public:
     fault_injector& faults() noexcept;    ///< the fault switches of this server
     /// Peak number of concurrently running processes in the sandbox (0 when unknown).
     std::uint32_t peak_concurrent_execs(std::string const& sandbox_id) const;
-    /// "mount-namespace" or "none": what new sandboxes get on this machine.
+    /// The engine new sandboxes get: "namespaces", "mount-namespace" or "none".
     std::string isolation() const;
     /// A snapshot of the listener's accounting (zeros before start()).
     local::listener_stats listener_stats() const;
+    /// What a sandbox of this server attests, for e2b_sandbox's options.capabilities:
+    /// namespaces: filesystem, process and privilege isolated, network isolated only
+    /// without internet access; the other engines: only workspace coherence.
+    sandbox_capabilities capabilities(bool allow_internet_access = true) const;
 
 private:
     struct impl;

@@ -139,8 +139,14 @@ json::object detail_json(server_state const& st, sandbox const& sb, bool detail)
     o["sandboxID"] = sb.id;
     o["clientID"] = "prism-e2b-local";
     o["startedAt"] = rfc3339(sb.started_at);
-    o["cpuCount"] = std::max(1u, std::thread::hardware_concurrency());
-    o["memoryMB"] = memory_mb();
+    if (sb.limit_cgroups.empty()) {
+        o["cpuCount"] = std::max(1u, std::thread::hardware_concurrency());
+        o["memoryMB"] = memory_mb();
+    } else {  // the namespaces engine: what the sandbox's cgroups allow
+        auto const limits = read_sandbox_limits(sb.limit_cgroups);
+        o["cpuCount"] = limits.cpu_count;
+        o["memoryMB"] = limits.memory_mb;
+    }
     o["diskSizeMB"] = disk_mb(st.state_dir);
     o["envdVersion"] = st.opts.envd_version;
     json::object md;
@@ -154,7 +160,7 @@ json::object detail_json(server_state const& st, sandbox const& sb, bool detail)
     if (detail) {
         o["envdAccessToken"] = sb.access_token;
         o["domain"] = nullptr;
-        o["allowInternetAccess"] = true;
+        o["allowInternetAccess"] = sb.internet;
         json::object lc;
         lc["autoResume"] = sb.auto_resume;
         lc["onTimeout"] = sb.auto_pause ? "pause" : "kill";
@@ -194,13 +200,14 @@ asio::awaitable<void> create(std::shared_ptr<server_state> st, http_request cons
         co_return;
     }
     std::optional<std::int64_t> timeout;
-    std::optional<bool> auto_pause, auto_pause_memory;
+    std::optional<bool> auto_pause, auto_pause_memory, allow_internet;
     bool auto_resume = false;
     std::map<std::string, std::string> metadata, env_vars;
     std::optional<std::string> e;
     if ((e = get_int(o, "timeout", timeout)) || (e = validate_timeout(timeout)) ||
         (e = get_bool(o, "autoPause", auto_pause)) || (e = get_bool(o, "autoPauseMemory", auto_pause_memory)) ||
-        (e = get_string_map(o, "metadata", metadata)) || (e = get_string_map(o, "envVars", env_vars))) {
+        (e = get_string_map(o, "metadata", metadata)) || (e = get_string_map(o, "envVars", env_vars)) ||
+        (e = get_bool(o, "allow_internet_access", allow_internet))) {
         co_await sink.send(rest_error(400, *e));
         co_return;
     }
@@ -214,7 +221,7 @@ asio::awaitable<void> create(std::shared_ptr<server_state> st, http_request cons
     }
     auto sb = st->create_sandbox(std::string(tit->value().as_string()), std::move(metadata), std::move(env_vars),
                                  std::chrono::seconds(timeout.value_or(15)), auto_pause.value_or(false),
-                                 auto_pause_memory.value_or(true), auto_resume);
+                                 auto_pause_memory.value_or(true), auto_resume, allow_internet.value_or(true));
     if (!sb) {
         http_response er = rest_error(sb.error() == errc::service_busy ? 503 : 500, sb.error().message());
         co_await sink.send(std::move(er));
@@ -482,6 +489,7 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
                 std::lock_guard lk(sb->mutex);
                 sb->end_at = std::chrono::system_clock::now() + secs;
             }
+            st->persist(*sb);
             http_response ok;
             ok.status = 204;
             co_await sink.send(std::move(ok));
@@ -497,6 +505,7 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
             }
         }
         if (!paused) {
+            if (action == "connect") st->persist(*sb);
             if (action == "resume")
                 co_await sink.send(rest_error(409, "sandbox \"" + id + "\" is already running"));
             else
@@ -510,10 +519,17 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
                 std::lock_guard lk(sb->mutex);
                 procs.swap(sb->processes);
                 sb->running = 0;
+                if (sb->isolation == "namespaces") {  // a reboot: a new init and boot id
+                    sb->paused_with_memory = false;
+                    st->halt_sandbox(*sb);
+                }
             }
             for (auto& [pid, p] : procs) p->kill_and_abort_watchers();
         }
-        st->resume_sandbox(sb, secs);
+        if (auto resumed = st->resume_sandbox(sb, secs); !resumed) {
+            co_await sink.send(rest_error(500, resumed.error().message()));
+            co_return;
+        }
         co_await sink.send(json_response(201, sandbox_json(*st, *sb)));
         co_return;
     }

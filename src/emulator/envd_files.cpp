@@ -29,14 +29,15 @@ namespace {
 constexpr std::size_t whole_file_limit = 8u << 20;  // larger downloads are streamed in chunks
 
 /// Owner for what we create: the requesting user when we may chown (root), else ourselves (0 = leave).
-uid_t owner_uid(os_user const& u) { return ::geteuid() == 0 ? u.uid : 0; }
-gid_t owner_gid(os_user const& u) { return ::geteuid() == 0 ? u.gid : 0; }
+uid_t owner_uid(sandbox const& sb, os_user const& u) { return ::geteuid() == 0 ? sb.host_id(u.uid) : 0; }
+gid_t owner_gid(sandbox const& sb, os_user const& u) { return ::geteuid() == 0 ? sb.host_id(u.gid) : 0; }
 
 std::string user_name(uid_t uid)
 {
     passwd pw{};
     passwd* res = nullptr;
     char buf[1024];
+    uid = sandbox_view_id(uid);
     if (uid == default_uid) return "user";  // the sandbox's own account, whatever the host calls uid 1000
     if (::getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res) return res->pw_name;
     return std::to_string(uid);
@@ -47,6 +48,7 @@ std::string group_name(gid_t gid)
     group gr{};
     group* res = nullptr;
     char buf[1024];
+    gid = sandbox_view_id(gid);
     if (gid == default_gid) return "user";
     if (::getgrgid_r(gid, &gr, buf, sizeof buf, &res) == 0 && res) return res->gr_name;
     return std::to_string(gid);
@@ -205,13 +207,14 @@ std::variant<json::object, fs_error> write_file(sandbox const& sb, std::string c
 {
     std::string parent, name;
     if (!split_parent(path, parent, name)) return fs_error{"invalid_argument", 400, "path '/' is a directory"};
-    if (int e = make_dirs_in_root(sb.root_fd, parent, owner_uid(user), owner_gid(user)); e != 0)
+    if (int e = make_dirs_in_root(sb.root_fd, parent, owner_uid(sb, user), owner_gid(sb, user)); e != 0)
         return errno_error(e, parent);
     auto file = open_regular_in_root(sb.root_fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (!file.fd) return open_error(file, path);
     auto const& fd = file.fd;
     if (::geteuid() == 0 && file.st.st_nlink == 1)
-        (void)::fchown(fd.get(), user.uid, user.gid);  // written as the requesting user would have
+        (void)::fchown(fd.get(), sb.host_id(user.uid),
+                       sb.host_id(user.gid));  // written as the requesting user would have
     std::size_t off = 0;
     while (off < data.size()) {
         ssize_t const n = ::write(fd.get(), data.data() + off, data.size() - off);
@@ -431,7 +434,8 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, st
                         S_ISDIR(st.st_mode)
                             ? rpc_fail({"already_exists", 409, "directory '" + path + "' already exists"})
                             : rpc_fail({"invalid_argument", 400, "path '" + path + "' exists and is not a directory"});
-                } else if (int e = make_dirs_in_root(sb->root_fd, path, owner_uid(*user), owner_gid(*user)); e != 0) {
+                } else if (int e = make_dirs_in_root(sb->root_fd, path, owner_uid(*sb, *user), owner_gid(*sb, *user));
+                           e != 0) {
                     resp = rpc_fail(errno_error(e, path));
                 } else {
                     auto r = stat_entry(*sb, path);
@@ -484,7 +488,7 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, st
             } else {
                 unique_fd sdir = open_in_root(sb->root_fd, sp, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
                 int e = sdir ? 0 : errno;
-                if (e == 0) e = make_dirs_in_root(sb->root_fd, dp, owner_uid(*user), owner_gid(*user));
+                if (e == 0) e = make_dirs_in_root(sb->root_fd, dp, owner_uid(*sb, *user), owner_gid(*sb, *user));
                 unique_fd ddir;
                 if (e == 0) {
                     ddir = open_in_root(sb->root_fd, dp, O_RDONLY | O_DIRECTORY | O_NONBLOCK);

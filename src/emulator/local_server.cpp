@@ -5,6 +5,7 @@
 #include <prism_e2b/redactor.hpp>
 
 #include "emulator/http_listener.hpp"
+#include "emulator/ledger.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
 
@@ -16,8 +17,10 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <fcntl.h>
 #include <fstream>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -64,41 +67,13 @@ bool probe_mount_namespace(fs::path const& probe_dir)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-/// Empties and removes a freezer cgroup and its sandbox sub-cgroups (best effort).
-void remove_freezer_tree(fs::path const& dir)
-{
-    std::error_code ec;
-    for (int attempt = 0; attempt < 50; ++attempt) {
-        bool busy = false;
-        for (auto const& sub : fs::directory_iterator(dir, ec)) {
-            if (!sub.is_directory(ec)) continue;
-            std::ifstream procs(sub.path() / "cgroup.procs");
-            pid_t p;
-            while (procs >> p) ::kill(p, SIGKILL);
-            std::ofstream(sub.path() / "freezer.state") << "THAWED";  // SIGKILL lands once thawed
-            if (::rmdir(sub.path().c_str()) != 0) busy = true;
-        }
-        if (!busy && ::rmdir(dir.c_str()) == 0) return;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-}
-
 /// The cgroup v1 freezer hierarchy, if mounted and writable. Also removes what
 /// servers that died without stop() left behind.
 std::string probe_freezer()
 {
-    std::string const base = "/sys/fs/cgroup/freezer";
+    std::string const dir = create_server_cgroup("/sys/fs/cgroup/freezer", "prism-e2b-", remove_cgroup_tree);
     struct stat st {};
-    if (::stat((base + "/cgroup.procs").c_str(), &st) != 0) return {};
-    std::error_code ec;
-    for (auto const& e : fs::directory_iterator(base, ec)) {
-        auto const name = e.path().filename().string();
-        if (name.rfind("prism-e2b-", 0) != 0) continue;
-        pid_t const owner = static_cast<pid_t>(std::atol(name.c_str() + 10));
-        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) remove_freezer_tree(e.path());
-    }
-    std::string const dir = base + "/prism-e2b-" + std::to_string(::getpid()) + "-" + random_id(6);
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return {};
+    if (dir.empty()) return {};
     if (::stat((dir + "/freezer.state").c_str(), &st) != 0) {
         ::rmdir(dir.c_str());
         return {};
@@ -280,11 +255,54 @@ result<void> server::start()
         if (ec) return error(errc::invalid_argument, "cannot create the state directory: " + ec.message(), {"start"});
     }
     fs::create_directories(st.state_dir / "sandboxes", ec);
+    // One server per state dir: a second one would reap the first one's sandboxes.
+    st.state_lock = unique_fd(::open((st.state_dir / "server.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (!st.state_lock || ::flock(st.state_lock.get(), LOCK_EX | LOCK_NB) != 0) {
+        st.state_lock = unique_fd();
+        return error(errc::conflict, "another prism-e2b-local uses the state directory " + st.state_dir.string(),
+                     {"start"});
+    }
 
-    st.isolation_available = st.opts.isolate && ::geteuid() == 0 && probe_mount_namespace(st.state_dir / "probe");
-    if (st.isolation_available) write_account_files(st);
+    auto const& wanted = st.opts.engine;
+    if (!wanted.empty() && wanted != "namespaces" && wanted != "mount-namespace" && wanted != "none")
+        return error(errc::invalid_argument, "unknown engine \"" + wanted + "\" (namespaces, mount-namespace, none)",
+                     {"start"});
+    bool const may_isolate = st.opts.isolate && wanted != "none";
+    // The sandboxes' unprivileged ids must be able to traverse to their directories.
+    for (auto const& d : {st.state_dir, st.state_dir / "sandboxes"}) ::chmod(d.c_str(), 0711);
+    std::string ns_problem = "it needs root";
+    if (may_isolate && (wanted.empty() || wanted == "namespaces") && ::geteuid() == 0) {
+        if (!st.ns_cgroups.create())
+            ns_problem = "the cgroup-v1 memory, pids and cpu controllers are not all available";
+        else if (auto probed = probe_namespaces(st.state_dir / "probe-ns"); !probed)
+            ns_problem = probed.error().message();
+        else
+            ns_problem.clear();
+    }
+    if (ns_problem.empty()) {
+        st.engine = "namespaces";
+        st.ns_defaults = {std::max(1u, st.opts.sandbox_cpu_count),
+                          std::max<std::uint32_t>(16, st.opts.sandbox_memory_mb),
+                          std::max<std::uint32_t>(8, st.opts.sandbox_max_pids)};
+    } else {
+        for (auto const& d : st.ns_cgroups.all()) ::rmdir(d.c_str());
+        st.ns_cgroups = {};
+        if (wanted == "namespaces")
+            return error(errc::invalid_argument, "the namespaces engine is not available: " + ns_problem, {"start"});
+        if (may_isolate && wanted.empty() && ::geteuid() == 0)
+            st.log(log_level::warning, "prism-e2b-local: no namespaces engine (" + ns_problem + ")");
+        st.isolation_available = may_isolate && ::geteuid() == 0 && probe_mount_namespace(st.state_dir / "probe");
+        if (wanted == "mount-namespace" && !st.isolation_available)
+            return error(errc::invalid_argument, "the mount-namespace engine needs root and mount namespaces",
+                         {"start"});
+        st.engine = st.isolation_available ? "mount-namespace" : "none";
+    }
+    if (st.engine != "none") write_account_files(st);
     st.freezer_root = ::geteuid() == 0 && st.opts.cgroup_freezer ? probe_freezer() : std::string();
     st.freezer_available = !st.freezer_root.empty();
+    // What a server that died without stop() left: its sandboxes come back.
+    st.ledger = ledger_dir(st.state_dir);
+    st.restore_from_ledger();
 
     auto stp = i.st;
     listener_limits limits;
@@ -333,8 +351,10 @@ void server::stop()
     if (i.reaper) asio::post(st.ex, [t = i.reaper] { t->cancel(); });
     i.listener->stop();
     st.stop_all();
-    if (!st.freezer_root.empty()) remove_freezer_tree(st.freezer_root);
+    if (!st.freezer_root.empty()) remove_cgroup_tree(st.freezer_root);
+    for (auto const& d : st.ns_cgroups.all()) remove_cgroup_tree(d);
     if (st.owns_state_dir) remove_tree(st.state_dir.string());
+    st.state_lock = unique_fd();
 }
 
 std::uint16_t server::port() const noexcept { return impl_->port; }
@@ -359,7 +379,21 @@ std::uint32_t server::peak_concurrent_execs(std::string const& sandbox_id) const
     return sb->peak;
 }
 
-std::string server::isolation() const { return impl_->st->isolation_available ? "mount-namespace" : "none"; }
+std::string server::isolation() const { return impl_->st->engine; }
+
+sandbox_capabilities server::capabilities(bool allow_internet_access) const
+{
+    sandbox_capabilities c;
+    c.workspace_coherent = true;
+    if (impl_->st->engine == "namespaces") {
+        // Each claimed in tests/integration/emulator_namespaces.cpp.
+        c.filesystem_isolated = true;
+        c.process_isolated = true;
+        c.privilege_isolated = true;
+        c.network_isolated = !allow_internet_access;
+    }
+    return c;
+}
 
 local::listener_stats server::listener_stats() const
 {

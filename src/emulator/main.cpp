@@ -1,7 +1,7 @@
 // prism-e2b-local: run the E2B-compatible local server.
 //
 //   prism-e2b-local [--listen 127.0.0.1:PORT] [--state-dir DIR] [--api-key-file F]
-//                   [--admin-token T] [--no-isolation] [--threads N]
+//                   [--admin-token T] [--engine E] [--no-isolation] [--threads N]
 //
 // The API key comes from E2B_API_KEY or --api-key-file (argv is visible to every
 // user in `ps`); --api-key still works, but its value is wiped from argv at startup
@@ -29,7 +29,7 @@ namespace {
 void usage(std::ostream& os)
 {
     os << "usage: prism-e2b-local [--listen HOST:PORT] [--state-dir DIR] [--api-key-file FILE]\n"
-          "                       [--admin-token TOKEN] [--no-isolation] [--threads N]\n"
+          "                       [--admin-token TOKEN] [--engine E] [--no-isolation] [--threads N]\n"
           "  --listen        address to bind (default 127.0.0.1:0, an ephemeral port)\n"
           "  --state-dir     where sandboxes' files live (default: a temporary directory, removed on exit)\n"
           "  --api-key-file  file holding the X-API-KEY clients must send (one line). Default: $E2B_API_KEY,\n"
@@ -38,7 +38,8 @@ void usage(std::ostream& os)
           "                  wipes the value from its argv at startup, but it is visible until then\n"
           "  --admin-token   enables the fault-injection routes under /admin (default: $PRISM_E2B_ADMIN_TOKEN;\n"
           "                  wiped from argv like --api-key)\n"
-          "  --no-isolation  run commands without a per-sandbox mount namespace\n";
+          "  --engine        namespaces | mount-namespace | none (default: the strongest this machine allows)\n"
+          "  --no-isolation  the same as --engine none\n";
 }
 
 std::string generated_key()
@@ -119,6 +120,8 @@ int main(int argc, char** argv)
             wipe_arg(argv[i + 1]);
         } else if (a == "--no-isolation") {
             opts.isolate = false;
+        } else if (a == "--engine") {
+            opts.engine = value();
         } else if (a == "--threads") {
             threads = static_cast<unsigned>(std::max(1, std::atoi(value().c_str())));
         } else if (a == "--help" || a == "-h") {

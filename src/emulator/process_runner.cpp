@@ -173,7 +173,9 @@ enum child_stage : int {
     stage_chdir,
     stage_exec,
     stage_dup,
-    stage_identity
+    stage_identity,
+    stage_setns,
+    stage_forked  ///< not a failure: `err` is the pid of the process that joined the namespaces
 };
 
 struct child_failure {
@@ -218,10 +220,74 @@ void set_nonblocking(int fd)
     ::fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
+void write_cgroup_procs(spawn_spec const& spec, int report_w);
+[[noreturn]] void exec_child(spawn_spec const& spec, char const* const* argv, char const* const* envp, int in_r,
+                             int out_w, int err_w, int report_w);
+
+struct child_args {
+    spawn_spec const* spec;
+    char const* const* argv;
+    char const* const* envp;
+    int in_r, out_w, err_w, report_w;
+};
+
+int exec_child_entry(void* p)
+{
+    auto const* a = static_cast<child_args const*>(p);
+    exec_child(*a->spec, a->argv, a->envp, a->in_r, a->out_w, a->err_w, a->report_w);
+}
+
+/// Joins the sandbox's namespaces. A pid namespace is entered only by children, so
+/// this starts the real process with CLONE_PARENT (it is the server's child, waited
+/// for and watched like any other), as a vfork on its own stack (no second copy of
+/// the server's page tables), then reports its pid and exits.
+[[noreturn]] void join_sandbox(child_args const& args, char* stack_top)
+{
+    auto const& spec = *args.spec;
+    write_cgroup_procs(spec, args.report_w);  // while still host root: the cgroup files are the host's
+    if (::setns(spec.join_pidfd, spec.join_namespaces) != 0) child_fail(args.report_w, stage_setns);
+    int const pid = ::clone(exec_child_entry, stack_top, CLONE_PARENT | CLONE_VM | CLONE_VFORK | SIGCHLD,
+                            const_cast<child_args*>(&args));
+    if (pid < 0) child_fail(args.report_w, stage_setns);
+    child_failure f{stage_forked, pid};
+    ssize_t r = ::write(args.report_w, &f, sizeof f);
+    (void)r;
+    ::syscall(SYS_exit_group, 0);
+    ::_exit(0);  // not reached
+}
+
+void write_cgroup_procs(spawn_spec const& spec, int report_w)
+{
+    char buf[24];
+    int n = 0;
+    pid_t p = static_cast<pid_t>(::syscall(SYS_getpid));
+    char tmp[24];
+    int t = 0;
+    while (p > 0) {
+        tmp[t++] = static_cast<char>('0' + p % 10);
+        p /= 10;
+    }
+    while (t > 0) buf[n++] = tmp[--t];
+    for (auto const& procs : spec.cgroup_procs) {
+        int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        if (::write(fd, buf, static_cast<std::size_t>(n)) < 0) child_fail(report_w, stage_cgroup);
+        ::close(fd);
+    }
+}
+
 // Only async-signal-safe calls below: the parent may have many threads.
 [[noreturn]] void run_child(spawn_spec const& spec, char const* const* argv, char const* const* envp, int in_r,
-                            int out_w, int err_w, int report_w)
+                            int out_w, int err_w, int report_w, char* stack_top)
 {
+    if (spec.join_pidfd >= 0) join_sandbox(child_args{&spec, argv, envp, in_r, out_w, err_w, report_w}, stack_top);
+    exec_child(spec, argv, envp, in_r, out_w, err_w, report_w);
+}
+
+[[noreturn]] void exec_child(spawn_spec const& spec, char const* const* argv, char const* const* envp, int in_r,
+                             int out_w, int err_w, int report_w)
+{
+    bool const joined = spec.join_pidfd >= 0;
     if (spec.pty)
         ::setsid();  // session and group leader, ready to take the terminal
     else
@@ -238,23 +304,7 @@ void set_nonblocking(int fd)
     // Every other inherited descriptor (sockets, other children's pipes) must not leak into the child.
     ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
 
-    if (!spec.cgroup_procs.empty()) {
-        int fd = ::open(spec.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            char buf[24];
-            int n = 0;
-            pid_t p = ::getpid();
-            char tmp[24];
-            int t = 0;
-            while (p > 0) {
-                tmp[t++] = static_cast<char>('0' + p % 10);
-                p /= 10;
-            }
-            while (t > 0) buf[n++] = tmp[--t];
-            if (::write(fd, buf, static_cast<std::size_t>(n)) < 0) child_fail(report_w, stage_cgroup);
-            ::close(fd);
-        }
-    }
+    if (!joined) write_cgroup_procs(spec, report_w);
 
     if (!spec.binds.empty()) {
         if (::unshare(CLONE_NEWNS) != 0) child_fail(report_w, stage_unshare);
@@ -264,7 +314,7 @@ void set_nonblocking(int fd)
             if (::mount(src.c_str(), dst.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
                 child_fail(report_w, stage_bind);
     }
-    if (spec.uid != 0 || spec.gid != 0) {
+    if (joined || spec.uid != 0 || spec.gid != 0) {
         // Raw syscalls: glibc's wrappers would try to broadcast to the parent's other threads.
         if (::syscall(SYS_setgroups, 0, nullptr) != 0 || ::syscall(SYS_setresgid, spec.gid, spec.gid, spec.gid) != 0 ||
             ::syscall(SYS_setresuid, spec.uid, spec.uid, spec.uid) != 0)
@@ -384,15 +434,26 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
                      {"process.Start"});
     }
 
-    pid_t const pid = ::fork();
+    // The stack of the process that joins a sandbox (see join_sandbox), allocated before fork.
+    std::unique_ptr<char[]> join_stack;
+    char* stack_top = nullptr;
+    if (spec.join_pidfd >= 0) {
+        constexpr std::size_t stack_size = 256 * 1024;
+        join_stack.reset(new char[stack_size]);
+        stack_top = join_stack.get() + stack_size;  // grows down; new[] is aligned for clone's 16 bytes
+    }
+    pid_t const forked = ::fork();
+    pid_t pid = forked;
     if (pid < 0) {
         auto const e = errno;
         close_all();
         return error(boost::system::error_code(e, boost::system::system_category()), "fork failed", {"process.Start"});
     }
-    if (pid == 0) run_child(spec, argv.data(), envp.data(), in_p[0], out_p[1], err_p[1], rep[1]);
+    if (pid == 0) run_child(spec, argv.data(), envp.data(), in_p[0], out_p[1], err_p[1], rep[1], stack_top);
 
-    if (!spec.pty) ::setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
+    bool const joining = spec.join_pidfd >= 0;
+    // Also done by the child; whichever runs first wins the race.
+    if (!spec.pty && !joining) ::setpgid(pid, pid);
     ::close(in_p[0]);
     in_p[0] = -1;
     ::close(out_p[1]);
@@ -406,6 +467,32 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
     do {
         n = ::read(rep[0], &f, sizeof f);
     } while (n < 0 && errno == EINTR);
+    if (joining) {
+        // Until EOF: the pid of the real process (after it exec'd or failed: a vfork) and
+        // maybe its failure, in either order.
+        std::optional<child_failure> failure;
+        bool forked_reported = false;
+        while (n == static_cast<ssize_t>(sizeof f)) {
+            if (f.stage == stage_forked) {
+                pid = static_cast<pid_t>(f.err);
+                forked_reported = true;
+            } else {
+                failure = f;
+            }
+            do {
+                n = ::read(rep[0], &f, sizeof f);
+            } while (n < 0 && errno == EINTR);
+        }
+        if (forked_reported) ::waitpid(forked, nullptr, 0);
+        if (forked_reported && !spec.pty) ::setpgid(pid, pid);
+        if (!failure && !forked_reported) {
+            ::waitpid(forked, nullptr, 0);
+            close_all();
+            return error(errc::server_error, "starting the process failed: the sandbox is gone", {"process.Start"});
+        }
+        n = failure ? static_cast<ssize_t>(sizeof f) : 0;
+        if (failure) f = *failure;
+    }
     ::close(rep[0]);
     rep[0] = -1;
     if (n == static_cast<ssize_t>(sizeof f)) {
@@ -431,6 +518,9 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
                 break;
             case stage_identity:
                 what = "setuid";
+                break;
+            case stage_setns:
+                what = "joining the sandbox's namespaces";
                 break;
             default:
                 what = "dup2";

@@ -37,12 +37,16 @@ struct spawn_spec {
     bool open_stdin = false;
     /// Bind mounts (host source, target) made in a new mount namespace; empty: no namespace.
     std::vector<std::pair<std::string, std::string>> binds;
-    std::string cgroup_procs;  ///< cgroup.procs file the child joins before exec; empty: none
+    std::vector<std::string> cgroup_procs;  ///< cgroup.procs files the child joins before exec
     /// Run on a pseudo-terminal of this size (cols, rows) instead of pipes.
     std::optional<std::pair<unsigned short, unsigned short>> pty;
     /// Identity the child drops to after the mounts (0: stays root).
     uid_t uid = 0;
     gid_t gid = 0;
+    /// pidfd of a sandbox init whose namespaces the process joins (setns); -1: none.
+    /// The identity above is then the one inside the sandbox, always switched to.
+    int join_pidfd = -1;
+    int join_namespaces = 0;  ///< CLONE_NEW* flags to join
 };
 
 /// What the process reports back through process.List.

@@ -4,7 +4,9 @@
 
 #include <prism_e2b/redactor.hpp>
 
+#include "emulator/ledger.hpp"
 #include "emulator/sandbox_fs.hpp"
+#include "emulator/small_files.hpp"
 #include "protocol/base64.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -21,8 +23,10 @@
 #include <fstream>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include <sched.h>
 #include <sstream>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -196,23 +200,6 @@ std::optional<std::string> basic_auth_user(std::string_view header)
 
 namespace {
 
-bool write_file(std::string const& path, std::string const& text)
-{
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    bool const ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    ::close(fd);
-    return ok;
-}
-
-std::string read_small_file(std::string const& path)
-{
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 std::vector<pid_t> cgroup_pids(std::string const& dir)
 {
     std::vector<pid_t> out;
@@ -233,17 +220,17 @@ char process_state(pid_t pid)
 /// Writes FROZEN and waits until the kernel reports every task frozen.
 bool freeze_cgroup(std::string const& dir)
 {
-    if (!write_file(dir + "/freezer.state", "FROZEN")) return false;
+    if (!write_small_file(dir + "/freezer.state", "FROZEN")) return false;
     for (int i = 0; i < 2000; ++i) {
         auto s = read_small_file(dir + "/freezer.state");
         if (s.rfind("FROZEN", 0) == 0) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    write_file(dir + "/freezer.state", "THAWED");
+    write_small_file(dir + "/freezer.state", "THAWED");
     return false;
 }
 
-void thaw_cgroup(std::string const& dir) { write_file(dir + "/freezer.state", "THAWED"); }
+void thaw_cgroup(std::string const& dir) { write_small_file(dir + "/freezer.state", "THAWED"); }
 
 }  // namespace
 
@@ -261,11 +248,9 @@ std::shared_ptr<sandbox> server_state::find(std::string const& id) const
     return it == sandboxes.end() ? nullptr : it->second;
 }
 
-result<std::shared_ptr<sandbox>> server_state::create_sandbox(std::string template_id,
-                                                              std::map<std::string, std::string> metadata,
-                                                              std::map<std::string, std::string> env_vars,
-                                                              std::chrono::seconds timeout, bool auto_pause,
-                                                              bool auto_pause_memory, bool auto_resume)
+result<std::shared_ptr<sandbox>> server_state::create_sandbox(
+    std::string template_id, std::map<std::string, std::string> metadata, std::map<std::string, std::string> env_vars,
+    std::chrono::seconds timeout, bool auto_pause, bool auto_pause_memory, bool auto_resume, bool allow_internet)
 {
     if (stopping) return error(errc::service_busy, "server is stopping", {"create"});
     auto sb = std::make_shared<sandbox>();
@@ -275,16 +260,28 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(std::string templa
     secret_redactor::global().add(sb->access_token);
     sb->dir = state_dir / "sandboxes" / sb->id;
     sb->root = sb->dir / "root";
+    bool const ns = engine == "namespaces";
+    if (ns) {
+        auto ids = uid_range::reserve();
+        if (!ids) return ids.error();
+        sb->ids = std::move(*ids);
+    }
     std::error_code ec;
-    for (auto const* sub : {"workspace", "home/user", "tmp"}) fs::create_directories(sb->root / sub, ec);
+    for (auto const* sub : {"workspace", "home/user", "tmp", "root"}) fs::create_directories(sb->root / sub, ec);
     if (ec) return error(errc::server_error, "cannot create the sandbox's directories: " + ec.message(), {"create"});
     ::chmod((sb->root / "tmp").c_str(), 01777);
-    // The default user owns its home and the workspace, as in E2B's base template.
-    if (::geteuid() == 0)  // a server that is not root runs everything as itself
+    ::chmod((sb->root / "root").c_str(), 0700);
+    // The default user owns its home and the workspace, as in E2B's base template;
+    // with a user namespace, root owns /tmp and /root (ids of the sandbox's range).
+    if (::geteuid() == 0) {  // a server that is not root runs everything as itself
         for (auto const* sub : {"workspace", "home/user"})
-            if (::chown((sb->root / sub).c_str(), default_uid, default_gid) != 0)
+            if (::chown((sb->root / sub).c_str(), sb->host_id(default_uid), sb->host_id(default_gid)) != 0)
                 return error(errc::server_error, "cannot hand the sandbox's directories to the default user",
                              {"create"});
+        for (auto const* sub : {"tmp", "root"})
+            if (::chown((sb->root / sub).c_str(), sb->host_id(0), sb->host_id(0)) != 0)
+                return error(errc::server_error, "cannot hand the sandbox's directories to its root", {"create"});
+    }
     // Traversable (not listable) for the unprivileged default user when there is no mount namespace.
     for (auto const& d : {state_dir, state_dir / "sandboxes", sb->dir, sb->root}) ::chmod(d.c_str(), 0711);
     sb->root_fd = ::open(sb->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -293,7 +290,26 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(std::string templa
         std::string dir = freezer_root + "/" + sb->id;
         if (::mkdir(dir.c_str(), 0755) == 0) sb->cgroup_dir = dir;
     }
-    sb->isolation = isolation_available ? "mount-namespace" : "none";
+    sb->isolation = engine;
+    sb->internet = allow_internet;
+    if (ns) {
+        auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, ns_defaults);
+        if (!cgroups) {
+            if (!sb->cgroup_dir.empty()) ::rmdir(sb->cgroup_dir.c_str());
+            return cgroups.error();
+        }
+        sb->limit_cgroups = std::move(*cgroups);
+        sb->stage = sb->dir / "stage";
+        sb->boot_id_file = sb->dir / "boot_id";
+        fs::create_directories(sb->stage, ec);
+        std::lock_guard lk(sb->mutex);
+        if (auto booted = boot_sandbox(*sb); !booted) {
+            for (auto const& d : sb->limit_cgroups) ::rmdir(d.c_str());
+            if (!sb->cgroup_dir.empty()) ::rmdir(sb->cgroup_dir.c_str());
+            fs::remove_all(sb->dir, ec);
+            return booted.error();
+        }
+    }
     sb->metadata = std::move(metadata);
     sb->env_vars = std::move(env_vars);
     sb->started_at = std::chrono::system_clock::now();
@@ -306,8 +322,50 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(std::string templa
         sb->seq = next_seq++;
         sandboxes[sb->id] = sb;
     }
+    persist(*sb);
     log(log_level::info, "prism-e2b-local: created sandbox " + sb->id + " (template " + sb->template_id + ")");
     return sb;
+}
+
+result<void> server_state::boot_sandbox(sandbox& sb)
+{
+    if (!write_boot_id(sb.boot_id_file))
+        return error(errc::server_error, "cannot write the sandbox's boot id", {"create"});
+    ns_boot_spec spec;
+    spec.sandbox_root = sb.root;
+    spec.stage = sb.stage;
+    spec.boot_id_file = sb.boot_id_file;
+    spec.passwd_file = passwd_file;
+    spec.group_file = group_file;
+    spec.hostname = "e2b-" + sb.id.substr(0, 8);
+    spec.new_network = !sb.internet;
+    spec.uid_base = sb.ids.base();
+    spec.cgroup_dirs = sb.limit_cgroups;
+    if (!sb.cgroup_dir.empty()) spec.cgroup_dirs.push_back(sb.cgroup_dir);
+    auto init = start_sandbox_init(spec);
+    if (!init) return init.error();
+    sb.init = std::move(*init);
+    return result<void>{};
+}
+
+void server_state::halt_sandbox(sandbox& sb)
+{
+    if (sb.init.pid <= 0) return;
+    pid_t const pid = sb.init.pid;
+    ::kill(pid, SIGKILL);
+    sb.init = ns_init{};
+    // The init exits once every process of its pid namespace is gone (and reaped by
+    // their watchers): reap it without blocking an io thread.
+    asio::co_spawn(
+        ex,
+        [pid]() -> asio::awaitable<void> {
+            asio::steady_timer t(co_await asio::this_coro::executor);
+            for (int i = 0; i < 600 && ::waitpid(pid, nullptr, WNOHANG) == 0; ++i) {
+                t.expires_after(std::chrono::milliseconds(50));
+                co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+            }
+        },
+        asio::detached);
 }
 
 namespace {
@@ -340,7 +398,15 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
         std::lock_guard lk(mutex);
         sandboxes.erase(sb->id);
     }
+    {
+        std::lock_guard lk(sb->ledger_mutex);
+        if (!ledger.empty()) ledger_remove(ledger, sb->id);
+    }
     kill_everything(*sb, procs);
+    {
+        std::lock_guard lk(sb->mutex);
+        halt_sandbox(*sb);
+    }
     procs.clear();
     log(log_level::info, "prism-e2b-local: killed sandbox " + sb->id);
     // Removing the files and the cgroup can wait for the processes to be gone.
@@ -349,9 +415,12 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
         ex,
         [self, sb]() -> asio::awaitable<void> {
             asio::steady_timer t(co_await asio::this_coro::executor);
-            for (int i = 0; i < 50; ++i) {
-                if (sb->cgroup_dir.empty() || ::rmdir(sb->cgroup_dir.c_str()) == 0 || errno == ENOENT) break;
-                for (pid_t p : cgroup_pids(sb->cgroup_dir)) ::kill(p, SIGKILL);
+            auto cgroups = sb->limit_cgroups;
+            if (!sb->cgroup_dir.empty()) cgroups.push_back(sb->cgroup_dir);
+            for (int i = 0; i < 50 && !cgroups.empty(); ++i) {
+                std::erase_if(cgroups, [](std::string const& d) { return ::rmdir(d.c_str()) == 0 || errno == ENOENT; });
+                for (auto const& d : cgroups)
+                    for (pid_t p : cgroup_pids(d)) ::kill(p, SIGKILL);
                 t.expires_after(std::chrono::milliseconds(100));
                 co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
             }
@@ -384,28 +453,43 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
         } else {
             killed.swap(sb->processes);
             sb->running = 0;
+            halt_sandbox(*sb);  // a filesystem pause ends the "VM"; resume boots it again
         }
         sb->state = sandbox_state::paused;
         sb->paused_with_memory = memory;
     }
     if (!memory) kill_everything(*sb, killed);
+    persist(*sb);
     log(log_level::info, "prism-e2b-local: paused sandbox " + sb->id + (memory ? " (memory)" : " (filesystem)"));
     return result<void>{};
 }
 
-void server_state::resume_sandbox(std::shared_ptr<sandbox> const& sb, std::chrono::seconds timeout)
+result<void> server_state::resume_sandbox(std::shared_ptr<sandbox> const& sb, std::chrono::seconds timeout)
 {
+    auto r = resume_locked(*sb, timeout);
+    if (r) persist(*sb);
+    return r;
+}
+
+result<void> server_state::resume_locked(sandbox& sbr, std::chrono::seconds timeout)
+{
+    auto* sb = &sbr;
     std::lock_guard lk(sb->mutex);
-    if (sb->state != sandbox_state::paused) return;
+    if (sb->state != sandbox_state::paused) return result<void>{};
     if (sb->paused_with_memory) {
         if (sb->freeze_method == "cgroup-freezer")
             thaw_cgroup(sb->cgroup_dir);
         else
             for (auto& [pid, p] : sb->processes) p->signal(SIGCONT);
+    } else {
+        if (!sb->cgroup_dir.empty()) thaw_cgroup(sb->cgroup_dir);  // processes killed while frozen can now die
+        if (sb->isolation == "namespaces")
+            if (auto booted = boot_sandbox(*sb); !booted) return booted.error();
     }
     sb->state = sandbox_state::running;
     sb->end_at = std::chrono::system_clock::now() + timeout;
     log(log_level::info, "prism-e2b-local: resumed sandbox " + sb->id);
+    return result<void>{};
 }
 
 std::string server_state::host_path_for_cwd(sandbox const& sb, std::string const& sandbox_path) const
@@ -429,7 +513,8 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
     spec.cmd = cfg.cmd;
     spec.args = cfg.args;
     spec.open_stdin = open_stdin;
-    bool const ns = sb->isolation == "mount-namespace";
+    bool const joined = sb->isolation == "namespaces";
+    bool const ns = joined || sb->isolation == "mount-namespace";
     std::map<std::string, std::string> env = {
         {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
         {"HOME", user.uid == 0 ? user.home : (ns ? std::string(sandbox_home) : (sb->root / "home/user").string())},
@@ -444,7 +529,12 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
     for (auto const& [k, v] : sb->env_vars) env[k] = v;
     for (auto const& [k, v] : cfg.envs) env[k] = v;
     for (auto const& [k, v] : env) spec.env.push_back(k + "=" + v);
-    if (ns) {
+    if (joined) {
+        spec.chdir_to = *cwd;
+        spec.join_namespaces = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC;
+        if (!sb->internet) spec.join_namespaces |= CLONE_NEWNET;
+        for (auto const& d : sb->limit_cgroups) spec.cgroup_procs.push_back(d + "/cgroup.procs");
+    } else if (ns) {
         spec.chdir_to = *cwd;
         spec.binds = {{(sb->root / "workspace").string(), "/workspace"},
                       {(sb->root / "home/user").string(), "/home/user"}};
@@ -456,8 +546,8 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
     } else {
         spec.chdir_to = host_path_for_cwd(*sb, *cwd);
     }
-    if (!sb->cgroup_dir.empty()) spec.cgroup_procs = sb->cgroup_dir + "/cgroup.procs";
-    if (::geteuid() == 0) {  // otherwise every command runs as the server's own user
+    if (!sb->cgroup_dir.empty()) spec.cgroup_procs.push_back(sb->cgroup_dir + "/cgroup.procs");
+    if (joined || ::geteuid() == 0) {  // otherwise every command runs as the server's own user
         spec.uid = user.uid;
         spec.gid = user.gid;
     }
@@ -471,6 +561,7 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
         if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"process.Start"});
         if (sb->state != sandbox_state::running)
             return error(errc::paused, "sandbox " + sb->id + " is paused", {"process.Start"});
+        if (joined) spec.join_pidfd = sb->init.pidfd.get();
         auto r = process::spawn(ex, spec, std::move(cfg), [weak](process& pr) {
             if (auto s = weak.lock()) {
                 std::lock_guard lk2(s->mutex);
@@ -503,6 +594,111 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
             asio::detached);
     }
     return p;
+}
+
+void server_state::persist(sandbox const& sb) const
+{
+    if (ledger.empty()) return;
+    std::lock_guard lk(sb.ledger_mutex);
+    if (!ledger_write(ledger, sb))
+        log(log_level::error, "prism-e2b-local: cannot write the ledger record of sandbox " + sb.id);
+}
+
+void server_state::restore_from_ledger()
+{
+    using ms = std::chrono::milliseconds;
+    for (auto& rec : ledger_read_all(ledger)) {
+        auto str = [&](char const* k) {
+            auto const* v = rec.if_contains(k);
+            return v && v->is_string() ? std::string(v->as_string()) : std::string();
+        };
+        auto flag = [&](char const* k) {
+            auto const* v = rec.if_contains(k);
+            return v && v->is_bool() && v->as_bool();
+        };
+        auto num = [&](char const* k) -> std::int64_t {
+            auto const* v = rec.if_contains(k);
+            return v && v->is_number() ? v->to_number<std::int64_t>() : 0;
+        };
+        auto map = [&](char const* k) {
+            std::map<std::string, std::string> m;
+            if (auto const* v = rec.if_contains(k); v && v->is_object())
+                for (auto const& [key, val] : v->as_object())
+                    if (val.is_string()) m[std::string(key)] = std::string(val.as_string());
+            return m;
+        };
+        auto sb = std::make_shared<sandbox>();
+        sb->id = str("sandboxID");
+        if (sb->id.empty() || sb->id.find('/') != std::string::npos || sb->id.find('.') != std::string::npos) continue;
+        auto skip = [&](std::string const& why) {
+            log(log_level::warning, "prism-e2b-local: cannot take back sandbox " + sb->id + ": " + why);
+        };
+        if (str("isolation") != engine) {
+            skip("it ran on the " + str("isolation") + " engine, this server runs " + engine);
+            continue;
+        }
+        sb->template_id = str("templateID");
+        sb->access_token = str("accessToken");
+        secret_redactor::global().add(sb->access_token);
+        sb->dir = state_dir / "sandboxes" / sb->id;
+        sb->root = sb->dir / "root";
+        sb->root_fd = ::open(sb->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (sb->root_fd < 0) {
+            skip("its files are gone");
+            ledger_remove(ledger, sb->id);
+            continue;
+        }
+        sb->isolation = engine;
+        sb->internet = flag("internet");
+        sb->metadata = map("metadata");
+        sb->env_vars = map("envVars");
+        sb->started_at = std::chrono::system_clock::time_point(ms(num("startedAtMs")));
+        sb->end_at = std::chrono::system_clock::time_point(ms(num("endAtMs")));
+        sb->auto_pause = flag("autoPause");
+        sb->auto_pause_memory = flag("autoPauseMemory");
+        sb->auto_resume = flag("autoResume");
+        sb->seq = static_cast<std::uint64_t>(num("seq"));
+        bool const was_running = str("state") == "running";
+        // Its processes (frozen ones included) died with the server that ran them: what
+        // comes back is its files, a paused sandbox stays paused, a running one boots again.
+        sb->state = was_running ? sandbox_state::running : sandbox_state::paused;
+        sb->paused_with_memory = false;
+        if (freezer_available) {
+            std::string dir = freezer_root + "/" + sb->id;
+            if (::mkdir(dir.c_str(), 0755) == 0) sb->cgroup_dir = dir;
+        }
+        if (engine == "namespaces") {
+            auto ids = uid_range::reserve_exact(static_cast<uid_t>(num("uidBase")));
+            if (!ids) {
+                skip(ids.error().message());
+                continue;
+            }
+            sb->ids = std::move(*ids);
+            auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, ns_defaults);
+            if (!cgroups) {
+                skip(cgroups.error().message());
+                continue;
+            }
+            sb->limit_cgroups = std::move(*cgroups);
+            sb->stage = sb->dir / "stage";
+            sb->boot_id_file = sb->dir / "boot_id";
+            if (was_running) {
+                std::lock_guard lk(sb->mutex);
+                if (auto booted = boot_sandbox(*sb); !booted) {
+                    skip(booted.error().message());
+                    continue;
+                }
+            }
+        }
+        {
+            std::lock_guard lk(mutex);
+            next_seq = std::max(next_seq, sb->seq + 1);
+            sandboxes[sb->id] = sb;
+        }
+        persist(*sb);
+        log(log_level::info,
+            "prism-e2b-local: took back sandbox " + sb->id + (was_running ? " (running, booted again)" : " (paused)"));
+    }
 }
 
 void server_state::reap_expired()
@@ -546,17 +742,31 @@ void server_state::stop_all()
             procs.swap(sb->processes);
         }
         kill_everything(*sb, procs);
+        pid_t init_pid = -1;
+        {
+            std::lock_guard lk(sb->mutex);
+            init_pid = sb->init.pid;
+            if (init_pid > 0) ::kill(init_pid, SIGKILL);
+            sb->init = ns_init{};
+        }
+        procs.clear();
         {
             std::lock_guard lk(mutex);
             sandboxes.erase(sb->id);
         }
-        if (!sb->cgroup_dir.empty()) {
-            for (int i = 0; i < 100 && ::rmdir(sb->cgroup_dir.c_str()) != 0 && errno == EBUSY; ++i) {
-                for (pid_t p : cgroup_pids(sb->cgroup_dir)) ::kill(p, SIGKILL);
-                std::this_thread::sleep_for(std::chrono::milliseconds(10));
-            }
+        auto cgroups = sb->limit_cgroups;
+        if (!sb->cgroup_dir.empty()) cgroups.push_back(sb->cgroup_dir);
+        for (int i = 0; i < 200 && (!cgroups.empty() || init_pid > 0); ++i) {
+            // The init exits once its pid namespace is empty (the watchers reap our children).
+            if (init_pid > 0 && ::waitpid(init_pid, nullptr, WNOHANG) != 0) init_pid = -1;
+            std::erase_if(cgroups, [](std::string const& d) { return ::rmdir(d.c_str()) == 0 || errno == ENOENT; });
+            for (auto const& d : cgroups)
+                for (pid_t p : cgroup_pids(d)) ::kill(p, SIGKILL);
+            if (!cgroups.empty() || init_pid > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
-        remove_tree(sb->dir.string());  // sandboxes do not outlive the server, however deep their trees
+        // A clean stop ends the sandboxes, however deep their trees; only a crash leaves them in the ledger.
+        remove_tree(sb->dir.string());
+        if (!ledger.empty()) ledger_remove(ledger, sb->id);
     }
 }
 

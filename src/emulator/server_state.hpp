@@ -6,6 +6,7 @@
 #include <prism_e2b/local_server.hpp>
 
 #include "emulator/http_message.hpp"
+#include "emulator/namespaces_engine.hpp"
 #include "emulator/process_runner.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -57,7 +58,13 @@ struct sandbox {
     std::filesystem::path root;  ///< dir/root: the sandbox's "/"
     int root_fd = -1;            ///< O_PATH descriptor of root, for RESOLVE_IN_ROOT lookups
     std::string cgroup_dir;      ///< freezer cgroup; empty when the freezer is not available
-    std::string isolation;       ///< "mount-namespace" or "none"
+    std::string isolation;       ///< the engine: "namespaces", "mount-namespace" or "none"
+    bool internet = true;        ///< allow_internet_access; false: an empty network namespace (namespaces)
+    // -- namespaces engine only --
+    uid_range ids;                           ///< its host uid/gid range
+    std::vector<std::string> limit_cgroups;  ///< memory, pids, cpu cgroups with its limits
+    std::filesystem::path stage;             ///< dir/stage: where its init mounts the new root
+    std::filesystem::path boot_id_file;      ///< dir/boot_id, new on every cold boot
     std::map<std::string, std::string> metadata;
     std::map<std::string, std::string> env_vars;
     std::chrono::system_clock::time_point started_at;
@@ -66,6 +73,7 @@ struct sandbox {
     bool auto_resume = false;
     std::uint64_t seq = 0;  ///< creation order
 
+    mutable std::mutex ledger_mutex;  ///< one ledger write at a time (taken before `mutex`)
     mutable std::mutex mutex;
     sandbox_state state = sandbox_state::running;
     bool paused_with_memory = false;
@@ -75,7 +83,10 @@ struct sandbox {
     std::map<std::uint32_t, std::shared_ptr<process>> processes;
     std::uint32_t running = 0;
     std::uint32_t peak = 0;
+    ns_init init;  ///< namespaces engine: pid 1 of the sandbox (pid -1 while filesystem-paused)
 
+    /// The host id of an id inside the sandbox (the same id without a user namespace).
+    uid_t host_id(uid_t inside) const noexcept { return ids.base() + inside; }
     ~sandbox();
 };
 
@@ -91,7 +102,13 @@ struct server_state : std::enable_shared_from_this<server_state> {
     fault_injector faults;
     std::filesystem::path state_dir;
     bool owns_state_dir = false;
+    unique_fd state_lock;          ///< flock on state_dir/server.lock, held while the server runs
+    std::filesystem::path ledger;  ///< state_dir/ledger (see ledger.hpp)
     bool isolation_available = false;
+    /// The engine new sandboxes get: "namespaces", "mount-namespace" or "none".
+    std::string engine = "none";
+    ns_cgroup_roots ns_cgroups;  ///< namespaces engine: per-server memory, pids and cpu cgroups
+    ns_limits ns_defaults;       ///< the limits every sandbox gets (the template's)
     bool freezer_available = false;
     std::string freezer_root;  ///< /sys/fs/cgroup/freezer/prism-e2b-<pid>
     /// passwd/group (the host's plus "user") bound over /etc in each mount namespace; empty: none.
@@ -109,13 +126,15 @@ struct server_state : std::enable_shared_from_this<server_state> {
                                                     std::map<std::string, std::string> metadata,
                                                     std::map<std::string, std::string> env_vars,
                                                     std::chrono::seconds timeout, bool auto_pause,
-                                                    bool auto_pause_memory, bool auto_resume);
+                                                    bool auto_pause_memory, bool auto_resume,
+                                                    bool allow_internet = true);
     /// Kills every process, cuts their streams, removes the sandbox and its files.
     void kill_sandbox(std::shared_ptr<sandbox> const& sb);
     /// Errors: conflict when not running.
     result<void> pause_sandbox(std::shared_ptr<sandbox> const& sb, bool memory);
     /// Resumes a paused sandbox (thaw, or reboot after a filesystem pause); sets end_at.
-    void resume_sandbox(std::shared_ptr<sandbox> const& sb, std::chrono::seconds timeout);
+    /// Errors: server_error when a cold boot (namespaces engine) fails.
+    result<void> resume_sandbox(std::shared_ptr<sandbox> const& sb, std::chrono::seconds timeout);
     /// Spawns a process inside the sandbox (paths, isolation, cgroup, env).
     result<std::shared_ptr<process>> spawn(std::shared_ptr<sandbox> const& sb, process_config cfg, bool open_stdin,
                                            os_user const& user,
@@ -127,6 +146,17 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// Maps a sandbox path ("/workspace/x", "x" relative to /home/user) to the
     /// host path under root (used for cwd when there is no mount namespace).
     std::string host_path_for_cwd(sandbox const& sb, std::string const& sandbox_path) const;
+
+    result<void> resume_locked(sandbox& sb, std::chrono::seconds timeout);
+    /// Records sb in the ledger (after any change a restart needs). Takes sb.ledger_mutex, sb.mutex.
+    void persist(sandbox const& sb) const;
+    /// At start: takes back every sandbox of the ledger. Running ones are booted again (their
+    /// processes died with the server that ran them), paused ones stay paused (filesystem).
+    void restore_from_ledger();
+    /// namespaces engine: a cold boot of the sandbox's init (new boot id). Call with sb.mutex held.
+    result<void> boot_sandbox(sandbox& sb);
+    /// namespaces engine: ends the sandbox's init; it is reaped in the background.
+    void halt_sandbox(sandbox& sb);
 
     void log(log_level level, std::string const& line) const { log_redacted(opts.logger, level, line); }
 };

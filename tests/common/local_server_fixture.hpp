@@ -285,12 +285,12 @@ struct run_result {
 
 std::string decode_b64_for_tests(std::string_view s);
 
-inline run_result run_command(local_server_fixture const& f, sandbox_ref const& sb, std::string const& script,
+inline run_result run_command(std::uint16_t port, sandbox_ref const& sb, std::string const& script,
                               header_pairs extra = {})
 {
     auto h = envd_headers(sb);
     h.insert(h.end(), extra.begin(), extra.end());
-    event_stream s(f.port(), "/process.Process/Start", start_json(script), h);
+    event_stream s(port, "/process.Process/Start", start_json(script), h);
     run_result out;
     while (auto ev = s.next_event()) {
         auto& e = (*ev)["event"].as_object();
@@ -304,6 +304,12 @@ inline run_result run_command(local_server_fixture const& f, sandbox_ref const& 
             out.end = e["end"].as_object();
     }
     return out;
+}
+
+inline run_result run_command(local_server_fixture const& f, sandbox_ref const& sb, std::string const& script,
+                              header_pairs extra = {})
+{
+    return run_command(f.port(), sb, script, std::move(extra));
 }
 
 inline std::string decode_b64_for_tests(std::string_view s)

@@ -143,6 +143,14 @@ export class LocalServer {
     }
   }
 
+  /** SIGKILLs the server (no cleanup at all) and waits until it is gone; the state dir stays. */
+  async crash() {
+    this.child.kill('SIGKILL')
+    while (!this.exited) {
+      await sleep(20)
+    }
+  }
+
   /** Kills remembered sandboxes, then the server, then removes its state dir. */
   async stop() {
     if (!this.exited) {
@@ -169,11 +177,12 @@ export class LocalServer {
  * Starts prism-e2b-local on 127.0.0.1:0 with a fresh state dir and random
  * credentials; resolves once it printed both E2B_API_URL and E2B_SANDBOX_URL.
  */
-export async function startServer() {
+export async function startServer({ after } = {}) {
   const bin = serverBinary()
-  const stateDir = await mkdtemp(join(tmpdir(), 'prism-e2b-conformance-'))
-  const apiKey = `e2b_${randomBytes(20).toString('hex')}`
-  const adminToken = randomBytes(20).toString('hex')
+  // `after`: a crashed server whose state dir and credentials this one takes over.
+  const stateDir = after?.stateDir ?? (await mkdtemp(join(tmpdir(), 'prism-e2b-conformance-')))
+  const apiKey = after?.apiKey ?? `e2b_${randomBytes(20).toString('hex')}`
+  const adminToken = after?.adminToken ?? randomBytes(20).toString('hex')
 
   // The credentials go through the environment the server reads them from
   // (--api-key defaults to $E2B_API_KEY, --admin-token to

@@ -4,7 +4,7 @@
 #include "emulator/sandbox_fs.hpp"
 #include "local_server_fixture.hpp"
 #include "raw_tcp.hpp"
-#include "wait_until.hpp"
+#include "eventually.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -225,7 +225,7 @@ BOOST_AUTO_TEST_CASE(kill_and_stop_leave_no_deep_tree_on_disk)
         }
         raw_http c(f.port());
         BOOST_TEST(c.request("DELETE", "/sandboxes/" + killed.id, {}, api_headers(f)).status == 204);
-        BOOST_TEST(wait_until([&] { return !fs::exists(killed_dir); }, std::chrono::seconds(120)));
+        BOOST_TEST(eventually([&] { return !fs::exists(killed_dir); }, std::chrono::seconds(120)));
         BOOST_TEST(fs::exists(stopped_dir));
     }  // the server stops here
     BOOST_TEST(!fs::exists(stopped_dir));

@@ -18,9 +18,10 @@ BOOST_AUTO_TEST_CASE(workspace_writes_stay_in_their_sandbox)
     auto ia = c.request("GET", "/sandboxes/" + a.id, {}, api_headers(f)).json().as_object();
     std::string const iso(ia["isolation"].as_string());
     BOOST_TEST(iso == f.server().isolation());
-    BOOST_TEST((iso == "mount-namespace" || iso == "none"));
+    BOOST_TEST((iso == "namespaces" || iso == "mount-namespace" || iso == "none"));
+    bool const ns = iso == "namespaces" || iso == "mount-namespace";
 
-    if (iso == "mount-namespace") {
+    if (ns) {
         auto w = run_command(f, a, "echo from-a > /workspace/x && echo home > /home/user/h && echo t > /tmp/t && pwd");
         BOOST_REQUIRE(w.end);
         BOOST_TEST(w.stdout_text == "/home/user\n");
@@ -40,7 +41,7 @@ BOOST_AUTO_TEST_CASE(workspace_writes_stay_in_their_sandbox)
     auto rb = c.request("GET", "/files?path=/workspace/x", {}, envd_headers(b));
     BOOST_TEST(rb.status == 404);
 
-    if (iso == "mount-namespace") {
+    if (ns) {
         auto cb = run_command(
             f, b, "test ! -e /workspace/x && test ! -e /tmp/t && test -z \"$(ls -A /home/user)\" && echo clean");
         BOOST_REQUIRE(cb.end);

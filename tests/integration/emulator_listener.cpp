@@ -5,7 +5,7 @@
 // for the server to close, it never sleeps).
 #include "local_server_fixture.hpp"
 #include "raw_tcp.hpp"
-#include "wait_until.hpp"
+#include "eventually.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -91,7 +91,7 @@ BOOST_AUTO_TEST_CASE(request_bodies_are_bounded_by_the_server_wide_budget)
     raw_tcp a(f.port());
     BOOST_TEST_REQUIRE(a.send(head_for("POST", "/files?path=/workspace/a", upload_headers(sb, body.size()))));
     BOOST_TEST_REQUIRE(a.send(std::string_view(body).substr(0, MiB)));
-    BOOST_TEST_REQUIRE(wait_until([&] { return f.server().listener_stats().buffered_bytes >= body.size(); }));
+    BOOST_TEST_REQUIRE(eventually([&] { return f.server().listener_stats().buffered_bytes >= body.size(); }));
     // B does not fit: 503 at once, its body unread.
     {
         raw_tcp b(f.port());
@@ -119,7 +119,7 @@ BOOST_AUTO_TEST_CASE(request_bodies_are_bounded_by_the_server_wide_budget)
     BOOST_TEST_REQUIRE(a.send(std::string_view(body).substr(MiB)));
     auto head = a.read_head(15s);
     BOOST_TEST(starts_with_status(head, 200), head);
-    BOOST_TEST(wait_until([&] { return f.server().listener_stats().buffered_bytes == 0; }));
+    BOOST_TEST(eventually([&] { return f.server().listener_stats().buffered_bytes == 0; }));
     raw_http d(f.port());
     auto h = envd_headers(sb);
     h.emplace_back("Content-Type", "application/octet-stream");
@@ -173,7 +173,7 @@ BOOST_AUTO_TEST_CASE(idle_connections_and_stalled_bodies_are_closed)
     raw_tcp stalled(f.port());
     BOOST_TEST_REQUIRE(stalled.send(head_for("POST", "/files?path=/workspace/s", upload_headers(sb, 1000)) + "abc"));
     BOOST_TEST(stalled.closed_by_peer(30s));
-    BOOST_TEST(wait_until([&] { return f.server().listener_stats().buffered_bytes == 0; }));
+    BOOST_TEST(eventually([&] { return f.server().listener_stats().buffered_bytes == 0; }));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

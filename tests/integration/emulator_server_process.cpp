@@ -4,7 +4,7 @@
 
 #include "local_server_fixture.hpp"
 #include "raw_tcp.hpp"
-#include "wait_until.hpp"
+#include "eventually.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -181,7 +181,7 @@ BOOST_AUTO_TEST_CASE(accept_backs_off_at_the_descriptor_limit_and_recovers)
     // the rest wait in the backlog.
     std::vector<raw_tcp> clients;
     for (int i = 0; i < 2 * static_cast<int>(limit); ++i) clients.emplace_back(srv.port());
-    BOOST_TEST_REQUIRE(wait_until([&] { return srv.open_fds() >= limit; }));
+    BOOST_TEST_REQUIRE(eventually([&] { return srv.open_fds() >= limit; }));
     // Saturated: a spinning accept loop burns a core (the issue measured 1.2); backing off costs next to nothing.
     auto const wall0 = std::chrono::steady_clock::now();
     double const cpu0 = srv.cpu_seconds_now();
@@ -193,7 +193,7 @@ BOOST_AUTO_TEST_CASE(accept_backs_off_at_the_descriptor_limit_and_recovers)
     BOOST_TEST(srv.open_fds() >= limit);  // still saturated through the window
     // Descriptors free up: the server serves again.
     clients.clear();
-    BOOST_TEST(wait_until(
+    BOOST_TEST(eventually(
         [&] {
             try {
                 return status_of(srv.port(), "/health") == 200;

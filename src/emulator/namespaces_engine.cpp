@@ -1,0 +1,560 @@
+// The namespaces engine: uid ranges, cgroups, and the sandbox init that
+// assembles the sandbox's root inside its new namespaces.
+#include "emulator/namespaces_engine.hpp"
+
+#include "emulator/server_state.hpp"
+#include "emulator/small_files.hpp"
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <linux/close_range.h>
+#include <net/if.h>
+#include <optional>
+#include <sched.h>
+#include <sstream>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace prism_e2b::local::detail {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------- uid ranges
+
+namespace {
+constexpr uid_t first_range_base = 100000;
+constexpr unsigned range_slots = 4096;  // 100000 + 65536 * 4096 stays below 2^32
+}  // namespace
+
+uid_t sandbox_view_id(uid_t host_id)
+{
+    return host_id >= first_range_base && host_id != static_cast<uid_t>(-1)
+               ? (host_id - first_range_base) % ns_range_size
+               : host_id;
+}
+
+namespace {
+
+/// Locks slot k. nullopt: held by someone else; an error: the lock file cannot be opened.
+result<std::optional<unique_fd>> lock_slot(unsigned k)
+{
+    std::error_code ec;
+    fs::path const dir = "/run/prism-e2b/uid-ranges";
+    fs::create_directories(dir, ec);
+    if (ec) return error(errc::server_error, "cannot create " + dir.string() + ": " + ec.message(), {"create"});
+    auto const path = dir / (std::to_string(k) + ".lock");
+    unique_fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (!fd) return error(errc::server_error, "cannot open " + path.string(), {"create"});
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return std::optional<unique_fd>{};
+    return std::optional<unique_fd>{std::move(fd)};
+}
+
+}  // namespace
+
+result<uid_range> uid_range::reserve()
+{
+    unsigned const start = static_cast<unsigned>(std::stoul(random_hex(2), nullptr, 16)) % range_slots;
+    for (unsigned i = 0; i < range_slots; ++i) {
+        unsigned const k = (start + i) % range_slots;
+        auto locked = lock_slot(k);
+        if (!locked) return locked.error();
+        if (!*locked) continue;
+        uid_range r;
+        r.lock_ = std::move(**locked);
+        r.base_ = first_range_base + ns_range_size * k;
+        return r;
+    }
+    return error(errc::service_busy, "every sandbox uid range is in use", {"create"});
+}
+
+result<uid_range> uid_range::reserve_exact(uid_t base)
+{
+    if (base < first_range_base || (base - first_range_base) % ns_range_size != 0 ||
+        (base - first_range_base) / ns_range_size >= range_slots)
+        return error(errc::invalid_argument, "not a sandbox uid range: " + std::to_string(base), {"start"});
+    auto locked = lock_slot((base - first_range_base) / ns_range_size);
+    if (!locked) return locked.error();
+    if (!*locked) return error(errc::conflict, "uid range " + std::to_string(base) + " is in use", {"start"});
+    uid_range r;
+    r.lock_ = std::move(**locked);
+    r.base_ = base;
+    return r;
+}
+
+// ---------------------------------------------------------------- cgroups
+
+namespace {
+
+/// This process's cgroup path in a v1 hierarchy ("/" when not listed).
+std::string own_cgroup(std::string const& controller)
+{
+    std::istringstream in(read_small_file("/proc/self/cgroup"));
+    std::string line;
+    while (std::getline(in, line)) {
+        auto const a = line.find(':');
+        auto const b = line.find(':', a + 1);
+        if (a == std::string::npos || b == std::string::npos) continue;
+        std::istringstream list(line.substr(a + 1, b - a - 1));
+        std::string c;
+        while (std::getline(list, c, ','))
+            if (c == controller) return line.substr(b + 1);
+    }
+    return "/";
+}
+
+std::string make_root(std::string const& controller)
+{
+    std::string parent = "/sys/fs/cgroup/" + controller + own_cgroup(controller);
+    if (parent.back() == '/') parent.pop_back();
+    return create_server_cgroup(parent, "prism-e2b-ns-", remove_cgroup_tree);
+}
+
+}  // namespace
+
+void remove_cgroup_tree(fs::path const& dir)
+{
+    std::error_code ec;
+    for (int attempt = 0; attempt < 50; ++attempt) {
+        bool busy = false;
+        for (auto const& sub : fs::directory_iterator(dir, ec)) {
+            if (!sub.is_directory(ec)) continue;
+            std::istringstream procs(read_small_file((sub.path() / "cgroup.procs").string()));
+            pid_t p;
+            while (procs >> p) ::kill(p, SIGKILL);
+            write_small_file((sub.path() / "freezer.state").string(), "THAWED");  // SIGKILL lands once thawed
+            if (::rmdir(sub.path().c_str()) != 0) busy = true;
+        }
+        if (!busy && (::rmdir(dir.c_str()) == 0 || errno == ENOENT)) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
+std::string create_server_cgroup(std::string const& parent, std::string const& prefix,
+                                 void (*remove_tree)(fs::path const&))
+{
+    struct stat st {};
+    if (::stat((parent + "/cgroup.procs").c_str(), &st) != 0) return {};
+    std::error_code ec;
+    for (auto const& e : fs::directory_iterator(parent, ec)) {
+        auto const name = e.path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        pid_t const owner = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
+        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) remove_tree(e.path());
+    }
+    std::string const dir = parent + "/" + prefix + std::to_string(::getpid()) + "-" + random_id(6);
+    if (::mkdir(dir.c_str(), 0755) != 0) return {};
+    return dir;
+}
+
+bool ns_cgroup_roots::create()
+{
+    memory = make_root("memory");
+    pids = make_root("pids");
+    cpu = make_root("cpu");
+    return !memory.empty() && !pids.empty() && !cpu.empty();
+}
+
+std::vector<std::string> ns_cgroup_roots::all() const
+{
+    std::vector<std::string> out;
+    for (auto const* d : {&memory, &pids, &cpu})
+        if (!d->empty()) out.push_back(*d);
+    return out;
+}
+
+result<std::vector<std::string>> create_sandbox_cgroups(ns_cgroup_roots const& roots, std::string const& id,
+                                                        ns_limits const& limits)
+{
+    std::vector<std::string> dirs;
+    auto fail = [&](std::string const& what) {
+        for (auto const& d : dirs) ::rmdir(d.c_str());
+        return error(errc::server_error, "cannot set up the sandbox's cgroups: " + what, {"create"});
+    };
+    for (auto const* root : {&roots.memory, &roots.pids, &roots.cpu}) {
+        std::string const d = *root + "/" + id;
+        if (::mkdir(d.c_str(), 0755) != 0) return fail(d);
+        dirs.push_back(d);
+    }
+    if (!write_small_file(dirs[0] + "/memory.limit_in_bytes", std::to_string(std::uint64_t{limits.memory_mb} << 20)))
+        return fail("memory.limit_in_bytes");
+    if (!write_small_file(dirs[1] + "/pids.max", std::to_string(limits.max_pids))) return fail("pids.max");
+    if (!write_small_file(dirs[2] + "/cpu.cfs_period_us", "100000") ||
+        !write_small_file(dirs[2] + "/cpu.cfs_quota_us", std::to_string(100000ull * limits.cpu_count)))
+        return fail("cpu.cfs_quota_us");
+    return dirs;
+}
+
+ns_limits read_sandbox_limits(std::vector<std::string> const& dirs)
+{
+    ns_limits l{0, 0, 0};
+    if (dirs.size() != 3) return l;
+    auto num = [](std::string const& path) -> std::int64_t {
+        auto const t = read_small_file(path);
+        return t.empty() ? -1 : std::atoll(t.c_str());
+    };
+    if (auto m = num(dirs[0] + "/memory.limit_in_bytes"); m > 0) l.memory_mb = static_cast<std::uint32_t>(m >> 20);
+    if (auto p = num(dirs[1] + "/pids.max"); p > 0) l.max_pids = static_cast<std::uint32_t>(p);
+    auto const quota = num(dirs[2] + "/cpu.cfs_quota_us");
+    auto const period = num(dirs[2] + "/cpu.cfs_period_us");
+    if (quota > 0 && period > 0) l.cpu_count = static_cast<unsigned>((quota + period - 1) / period);
+    return l;
+}
+
+// ---------------------------------------------------------------- boot id
+
+bool write_boot_id(fs::path const& file)
+{
+    auto h = random_hex(16);
+    h[12] = '4';                // version 4
+    h[16] = "89ab"[h[16] % 4];  // RFC 4122 variant
+    std::string const id = h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" +
+                           h.substr(20, 12) + "\n";
+    std::error_code ec;
+    fs::remove(file, ec);
+    std::ofstream out(file, std::ios::trunc);
+    out << id;
+    out.close();
+    return static_cast<bool>(out) && ::chmod(file.c_str(), 0444) == 0;
+}
+
+// ---------------------------------------------------------------- the init
+
+namespace {
+
+/// One step of assembling the root, prepared before clone so the child only makes syscalls.
+struct mount_op {
+    enum kind { make_dir, make_file, bind_ro, bind_rw, bind_dev, link, tmpfs, devpts, proc, mask } what;
+    std::string src, dst;
+};
+
+enum init_stage : int {
+    istage_sync = 1,
+    istage_identity,
+    istage_private,
+    istage_stage_tmpfs,
+    istage_op,
+    istage_pivot,
+    istage_root_ro,
+    istage_hostname,
+    istage_loopback,
+    istage_exec,
+};
+
+struct init_failure {
+    int stage;
+    int err;
+    int op;
+};
+
+[[noreturn]] void init_fail(int fd, int stage, int op = -1)
+{
+    init_failure f{stage, errno, op};
+    ssize_t r = ::write(fd, &f, sizeof f);
+    (void)r;
+    ::syscall(SYS_exit_group, 127);
+    ::_exit(127);  // not reached
+}
+
+int set_attr(char const* path, unsigned int flags, std::uint64_t attrs)
+{
+    struct mount_attr a {};
+    a.attr_set = attrs;
+    return static_cast<int>(::syscall(SYS_mount_setattr, AT_FDCWD, path, flags, &a, sizeof a));
+}
+
+struct init_program {
+    std::vector<mount_op> ops;
+    std::string stage, hostname, sleep_path;
+    bool new_network = false;
+};
+
+// The child of clone(): only syscalls from here on (the parent may have many threads).
+[[noreturn]] void run_init(init_program const& p, int sync_r, int report_w)
+{
+    char go = 0;
+    ssize_t n;
+    do {
+        n = ::read(sync_r, &go, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1) init_fail(report_w, istage_sync);
+    // Root of the new user namespace, mapped to the range's first host id.
+    if (::syscall(SYS_setresgid, 0, 0, 0) != 0 || ::syscall(SYS_setresuid, 0, 0, 0) != 0 ||
+        ::syscall(SYS_setgroups, 0, nullptr) != 0)
+        init_fail(report_w, istage_identity);
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) init_fail(report_w, istage_private);
+    if (::mount("tmpfs", p.stage.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") != 0)
+        init_fail(report_w, istage_stage_tmpfs);
+    constexpr std::uint64_t system_attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+        auto const& op = p.ops[i];
+        char const* dst = op.dst.c_str();
+        int rc = 0;
+        switch (op.what) {
+            case mount_op::make_dir:
+                rc = ::mkdir(dst, 0755) == 0 || errno == EEXIST ? 0 : -1;
+                break;
+            case mount_op::make_file: {
+                int const fd = ::open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                rc = fd < 0 ? -1 : ::close(fd);
+                break;
+            }
+            case mount_op::bind_ro:
+            case mount_op::bind_rw:
+            case mount_op::bind_dev:
+            case mount_op::mask:
+                rc = ::mount(op.src.c_str(), dst, nullptr, MS_BIND | MS_REC, nullptr);
+                if (rc == 0 && (op.what == mount_op::bind_ro || op.what == mount_op::mask))
+                    rc = set_attr(dst, AT_RECURSIVE, system_attrs);
+                if (rc == 0 && op.what == mount_op::bind_rw) rc = set_attr(dst, AT_RECURSIVE, MOUNT_ATTR_NOSUID);
+                break;
+            case mount_op::link:
+                rc = ::symlink(op.src.c_str(), dst);
+                break;
+            case mount_op::tmpfs:
+                rc = ::mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, op.src.c_str());
+                break;
+            case mount_op::devpts:
+                rc = ::mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620");
+                break;
+            case mount_op::proc:
+                rc = ::mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+                break;
+        }
+        if (rc != 0) init_fail(report_w, istage_op, static_cast<int>(i));
+    }
+    if (::chdir(p.stage.c_str()) != 0 || ::syscall(SYS_pivot_root, ".", ".") != 0 || ::umount2(".", MNT_DETACH) != 0 ||
+        ::chdir("/") != 0)
+        init_fail(report_w, istage_pivot);
+    if (set_attr("/", 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0)
+        init_fail(report_w, istage_root_ro);
+    if (::sethostname(p.hostname.data(), p.hostname.size()) != 0) init_fail(report_w, istage_hostname);
+    if (p.new_network) {
+        int const s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        ifreq ifr{};
+        std::memcpy(ifr.ifr_name, "lo", 3);
+        if (s < 0 || ::ioctl(s, SIOCGIFFLAGS, &ifr) != 0) init_fail(report_w, istage_loopback);
+        ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
+        if (::ioctl(s, SIOCSIFFLAGS, &ifr) != 0) init_fail(report_w, istage_loopback);
+        ::close(s);
+    }
+    // Orphans of the sandbox are re-parented to us: ignoring SIGCHLD (kept across exec)
+    // has the kernel reap them. The init then becomes a plain `sleep infinity`, so the
+    // sandbox sees neither the server's argv nor its memory or environment.
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    ::sigaction(SIGCHLD, &ign, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (::write(report_w, "k", 1) != 1) init_fail(report_w, istage_exec);
+    ::syscall(SYS_close_range, 0u, ~0u, 0u);
+    char const* argv[] = {"sandbox-init", "infinity", nullptr};
+    char const* envp[] = {"PATH=/usr/bin:/bin", nullptr};
+    ::execve(p.sleep_path.c_str(), const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+    ::syscall(SYS_exit_group, 127);
+    ::_exit(127);
+}
+
+/// Host system directories seen read-only in every sandbox (a symlink stays a symlink).
+constexpr std::array<char const*, 9> system_dirs = {"usr",   "bin",    "sbin", "lib", "lib32",
+                                                    "lib64", "libx32", "etc",  "opt"};
+
+init_program plan(ns_boot_spec const& spec)
+{
+    init_program p;
+    p.stage = spec.stage.string();
+    p.hostname = spec.hostname;
+    p.new_network = spec.new_network;
+    p.sleep_path = ::access("/usr/bin/sleep", X_OK) == 0 ? "/usr/bin/sleep" : "/bin/sleep";
+    auto const at = [&](std::string const& rel) { return p.stage + "/" + rel; };
+    auto add = [&](mount_op::kind k, std::string src, std::string const& rel) {
+        p.ops.push_back({k, std::move(src), at(rel)});
+    };
+    for (char const* d : system_dirs) {
+        std::string const host = std::string("/") + d;
+        struct stat st {};
+        if (::lstat(host.c_str(), &st) != 0) continue;
+        if (S_ISLNK(st.st_mode)) {
+            std::error_code ec;
+            auto const target = fs::read_symlink(host, ec);
+            if (!ec) add(mount_op::link, target.string(), d);
+        } else if (S_ISDIR(st.st_mode)) {
+            add(mount_op::make_dir, {}, d);
+            add(mount_op::bind_ro, host, d);
+        }
+    }
+    // Accounts that know "user"; secrets of the host masked (they are unreadable anyway:
+    // host root is not mapped into the sandbox).
+    if (!spec.passwd_file.empty()) {
+        add(mount_op::mask, spec.passwd_file, "etc/passwd");
+        add(mount_op::mask, spec.group_file, "etc/group");
+    }
+    for (char const* secret : {"etc/shadow", "etc/gshadow", "etc/shadow-", "etc/gshadow-"})
+        if (::access((std::string("/") + secret).c_str(), F_OK) == 0) add(mount_op::mask, "/dev/null", secret);
+    // The sandbox's own writable directories.
+    auto const own = spec.sandbox_root.string();
+    for (char const* d : {"home", "var", "run", "mnt", "proc", "dev", "sys"}) add(mount_op::make_dir, {}, d);
+    for (char const* d : {"home/user", "workspace", "tmp", "root"}) {
+        add(mount_op::make_dir, {}, d);
+        add(mount_op::bind_rw, own + "/" + d, d);
+    }
+    add(mount_op::tmpfs, "mode=0755,size=64m", "run");
+    add(mount_op::tmpfs, "mode=0755,size=64m", "var");
+    add(mount_op::make_dir, {}, "var/tmp");
+    // A minimal /dev: the harmless host nodes, a private devpts, shm.
+    add(mount_op::tmpfs, "mode=0755,size=1m", "dev");
+    for (char const* node : {"null", "zero", "full", "random", "urandom", "tty"}) {
+        add(mount_op::make_file, {}, std::string("dev/") + node);
+        add(mount_op::bind_dev, std::string("/dev/") + node, std::string("dev/") + node);
+    }
+    add(mount_op::make_dir, {}, "dev/pts");
+    add(mount_op::devpts, {}, "dev/pts");
+    add(mount_op::link, "pts/ptmx", "dev/ptmx");
+    add(mount_op::make_dir, {}, "dev/shm");
+    add(mount_op::tmpfs, "mode=1777,size=64m", "dev/shm");
+    add(mount_op::link, "/proc/self/fd", "dev/fd");
+    add(mount_op::link, "/proc/self/fd/0", "dev/stdin");
+    add(mount_op::link, "/proc/self/fd/1", "dev/stdout");
+    add(mount_op::link, "/proc/self/fd/2", "dev/stderr");
+    // Its own /proc (its pid namespace) with its own boot id.
+    add(mount_op::proc, {}, "proc");
+    add(mount_op::mask, spec.boot_id_file.string(), "proc/sys/kernel/random/boot_id");
+    return p;
+}
+
+std::string stage_name(int stage)
+{
+    switch (stage) {
+        case istage_sync:
+            return "sync";
+        case istage_identity:
+            return "setuid";
+        case istage_private:
+            return "mount --make-rprivate";
+        case istage_stage_tmpfs:
+            return "mounting the root tmpfs";
+        case istage_pivot:
+            return "pivot_root";
+        case istage_root_ro:
+            return "read-only root";
+        case istage_hostname:
+            return "sethostname";
+        case istage_loopback:
+            return "loopback up";
+        default:
+            return "exec";
+    }
+}
+
+}  // namespace
+
+result<ns_init> start_sandbox_init(ns_boot_spec const& spec)
+{
+    auto const program = plan(spec);
+    std::string const uid_map = "0 " + std::to_string(spec.uid_base) + " " + std::to_string(ns_range_size) + "\n";
+    int sync_p[2], rep_p[2];
+    if (::pipe2(sync_p, O_CLOEXEC) != 0) return error(errc::server_error, "pipe failed", {"create"});
+    if (::pipe2(rep_p, O_CLOEXEC) != 0) {
+        ::close(sync_p[0]);
+        ::close(sync_p[1]);
+        return error(errc::server_error, "pipe failed", {"create"});
+    }
+    unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | SIGCHLD;
+    if (spec.new_network) flags |= CLONE_NEWNET;
+    // A raw clone: glibc has no fork() that takes namespace flags. The child only makes syscalls.
+    long const rc = ::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr);
+    if (rc == 0) {
+        ::close(sync_p[1]);
+        ::close(rep_p[0]);
+        run_init(program, sync_p[0], rep_p[1]);
+    }
+    ::close(sync_p[0]);
+    ::close(rep_p[1]);
+    unique_fd sync_w(sync_p[1]), rep_r(rep_p[0]);
+    if (rc < 0)
+        return error(boost::system::error_code(errno, boost::system::system_category()),
+                     "cannot create the sandbox's namespaces", {"create"});
+    pid_t const pid = static_cast<pid_t>(rc);
+    ns_init init;
+    init.pid = pid;
+    auto abort_with = [&](std::string const& what) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+        return error(errc::server_error, "starting the sandbox failed at " + what, {"create"});
+    };
+    std::string const proc = "/proc/" + std::to_string(pid);
+    if (!write_small_file(proc + "/uid_map", uid_map) || !write_small_file(proc + "/gid_map", uid_map))
+        return abort_with("writing its uid/gid map");
+    for (auto const& d : spec.cgroup_dirs)
+        if (!write_small_file(d + "/cgroup.procs", std::to_string(pid))) return abort_with("joining cgroup " + d);
+    if (::write(sync_w.get(), "g", 1) != 1) return abort_with("sync");
+    std::array<char, sizeof(init_failure)> buf{};
+    std::size_t got = 0;
+    while (got < buf.size()) {
+        ssize_t const n = ::read(rep_r.get(), buf.data() + got, buf.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+        if (got == 1 && buf[0] == 'k') break;
+    }
+    if (got == 1 && buf[0] == 'k') {
+        init.pidfd = unique_fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+        return init;
+    }
+    if (got == sizeof(init_failure)) {
+        init_failure f{};
+        std::memcpy(&f, buf.data(), sizeof f);
+        std::string what = f.stage == istage_op && f.op >= 0 && static_cast<std::size_t>(f.op) < program.ops.size()
+                               ? "mounting " + program.ops[static_cast<std::size_t>(f.op)].dst
+                               : stage_name(f.stage);
+        return abort_with(what + ": " + std::strerror(f.err));
+    }
+    return abort_with("an unknown step (the init died)");
+}
+
+void stop_sandbox_init(ns_init& init)
+{
+    if (init.pid <= 0) return;
+    ::kill(init.pid, SIGKILL);
+    ::waitpid(init.pid, nullptr, 0);
+    init.pid = -1;
+    init.pidfd = unique_fd();
+}
+
+result<void> probe_namespaces(fs::path const& probe_dir)
+{
+    if (::geteuid() != 0) return error(errc::unsupported, "the namespaces engine needs root", {"start"});
+    std::error_code ec;
+    fs::create_directories(probe_dir / "stage", ec);
+    for (char const* d : {"home/user", "workspace", "tmp", "root"}) fs::create_directories(probe_dir / "root" / d, ec);
+    if (ec || !write_boot_id(probe_dir / "boot_id"))
+        return error(errc::server_error, "cannot prepare " + probe_dir.string(), {"start"});
+    auto range = uid_range::reserve();
+    if (!range) return range.error();
+    ns_boot_spec spec;
+    spec.sandbox_root = probe_dir / "root";
+    spec.stage = probe_dir / "stage";
+    spec.boot_id_file = probe_dir / "boot_id";
+    spec.hostname = "probe";
+    spec.new_network = true;
+    spec.uid_base = range->base();
+    auto init = start_sandbox_init(spec);
+    if (init) stop_sandbox_init(*init);
+    fs::remove_all(probe_dir, ec);
+    if (!init) return init.error();
+    return result<void>{};
+}
+
+}  // namespace prism_e2b::local::detail

@@ -1,0 +1,115 @@
+// The `namespaces` isolation engine. Each sandbox gets an init process, pid 1
+// of its own pid namespace, in its own user namespace (its root and "user" map
+// to an unprivileged host uid range of its own), mount namespace (a root
+// assembled from the host's system directories read-only plus the sandbox's own
+// writable /home/user, /workspace, /tmp, /root), uts, ipc and, when the sandbox
+// has no internet access, an empty network namespace; the init and everything
+// it runs sit in the sandbox's cgroup-v1 memory, pids and cpu cgroups.
+// Commands join those namespaces (process_runner's spawn_spec::join_pidfd).
+#ifndef PRISM_E2B_EMULATOR_NAMESPACES_ENGINE_HPP
+#define PRISM_E2B_EMULATOR_NAMESPACES_ENGINE_HPP
+
+#include <prism_e2b/error.hpp>
+
+#include "emulator/sandbox_fs.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace prism_e2b::local::detail {
+
+/// Size of each sandbox's host uid/gid range: ids 0..65535 inside.
+inline constexpr uid_t ns_range_size = 65536;
+
+/// The id a sandbox sees for a host id: ids of a sandbox range map to 0..65535,
+/// host ids below the first range are unchanged.
+uid_t sandbox_view_id(uid_t host_id);
+
+/// A machine-wide reservation of the host uid/gid range 100000 + 65536*k, held
+/// by an flock on /run/prism-e2b/uid-ranges/<k>.lock for as long as this lives,
+/// so two sandboxes (of this or another server) never share host ids.
+class uid_range {
+public:
+    /// Errors: service_busy when every range is taken, server_error otherwise.
+    static result<uid_range> reserve();
+    /// The range starting at `base` (a restarted server taking back a sandbox's range).
+    /// Errors: conflict when it is held, invalid_argument for a base that is no range's.
+    static result<uid_range> reserve_exact(uid_t base);
+    uid_range() = default;
+    uid_t base() const noexcept { return base_; }
+
+private:
+    unique_fd lock_;
+    uid_t base_ = 0;
+};
+
+/// The cgroup-v1 limits of a sandbox ("template" defaults from server_options).
+struct ns_limits {
+    unsigned cpu_count = 2;
+    std::uint32_t memory_mb = 1024;
+    std::uint32_t max_pids = 1024;
+};
+
+/// Kills what is left in `dir`'s sub-cgroups (thawing frozen ones) and removes them and `dir`.
+void remove_cgroup_tree(std::filesystem::path const& dir);
+
+/// `parent`/<prefix><pid>-<random>: a cgroup of this server. First removes (with
+/// `remove_tree`) the ones of servers that died without stop(). Empty on failure.
+std::string create_server_cgroup(std::string const& parent, std::string const& prefix,
+                                 void (*remove_tree)(std::filesystem::path const&));
+
+/// Per-server cgroup roots (memory, pids, cpu) under the server's own cgroups,
+/// named prism-e2b-<pid>-<random>. Empty strings for controllers not available.
+struct ns_cgroup_roots {
+    std::string memory, pids, cpu;
+    /// Creates them (removing what dead servers left). Returns false when one is missing.
+    bool create();
+    std::vector<std::string> all() const;
+};
+
+/// Creates the sandbox's cgroups under the roots and writes the limits.
+/// Returns the directories created (memory, pids, cpu order), or an error.
+result<std::vector<std::string>> create_sandbox_cgroups(ns_cgroup_roots const& roots, std::string const& id,
+                                                        ns_limits const& limits);
+
+/// The limits as the kernel has them (read back from the cgroup files); 0 when unreadable.
+ns_limits read_sandbox_limits(std::vector<std::string> const& cgroup_dirs);
+
+/// What the init needs to assemble the sandbox.
+struct ns_boot_spec {
+    std::filesystem::path sandbox_root;   ///< host dir with workspace, home/user, tmp, root
+    std::filesystem::path stage;          ///< empty host dir the new root is mounted on
+    std::filesystem::path boot_id_file;   ///< host file bound over /proc/sys/kernel/random/boot_id
+    std::string passwd_file, group_file;  ///< bound over /etc/passwd and /etc/group
+    std::string hostname;
+    bool new_network = false;  ///< an empty network namespace (only loopback, up)
+    uid_t uid_base = 0;
+    std::vector<std::string> cgroup_dirs;  ///< the init joins each (cgroup.procs) before it starts
+};
+
+/// A running sandbox init.
+struct ns_init {
+    pid_t pid = -1;
+    unique_fd pidfd;
+};
+
+/// Clones the init into new namespaces, maps its ids, lets it assemble the
+/// root and waits until it is ready. Errors: server_error naming the step that failed.
+result<ns_init> start_sandbox_init(ns_boot_spec const& spec);
+
+/// SIGKILLs the init (the kernel then kills every process of its pid namespace) and reaps it.
+void stop_sandbox_init(ns_init& init);
+
+/// Can this machine run the engine? Tried for real with a throw-away sandbox;
+/// the error says what failed.
+result<void> probe_namespaces(std::filesystem::path const& probe_dir);
+
+/// A fresh random boot id ("xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx") written to `file` (0444).
+bool write_boot_id(std::filesystem::path const& file);
+
+}  // namespace prism_e2b::local::detail
+
+#endif

@@ -1,0 +1,28 @@
+// Whole-file reads and writes of small kernel and state files.
+#include "emulator/small_files.hpp"
+
+#include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace prism_e2b::local::detail {
+
+bool write_small_file(std::string const& path, std::string const& text)
+{
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool const ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    return ok;
+}
+
+std::string read_small_file(std::string const& path)
+{
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+}  // namespace prism_e2b::local::detail

@@ -1,0 +1,16 @@
+// Whole-file reads and writes of small kernel and state files (cgroup, /proc).
+#ifndef PRISM_E2B_EMULATOR_SMALL_FILES_HPP
+#define PRISM_E2B_EMULATOR_SMALL_FILES_HPP
+
+#include <string>
+
+namespace prism_e2b::local::detail {
+
+/// Writes `text` in one write(2) to an existing file (cgroup files want that). False on any error.
+bool write_small_file(std::string const& path, std::string const& text);
+/// The file's contents; empty when it cannot be read.
+std::string read_small_file(std::string const& path);
+
+}  // namespace prism_e2b::local::detail
+
+#endif

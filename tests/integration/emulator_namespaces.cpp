@@ -1,0 +1,422 @@
+// prism-e2b-local's `namespaces` engine: every isolation claim it makes, tried
+// with real processes: sandboxes cannot see, read, signal or reach each other;
+// root in a sandbox is not host root; `ps` shows only the sandbox; its own boot
+// id, hostname, cgroup limits; no network without internet access.
+#include "eventually.hpp"
+#include "local_server_fixture.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace prism_e2b::test;
+namespace json = boost::json;
+
+namespace {
+
+header_pairs as_root() { return {{"Authorization", "Basic cm9vdDo="}}; }  // base64("root:")
+
+/// A server on the namespaces engine with small, checkable limits.
+std::unique_ptr<local_server_fixture> ns_server()
+{
+    return std::make_unique<local_server_fixture>([](prism_e2b::local::server_options& o) {
+        o.engine = "namespaces";
+        o.sandbox_cpu_count = 1;
+        o.sandbox_memory_mb = 256;
+        o.sandbox_max_pids = 64;
+    });
+}
+
+bool have_root()
+{
+    if (::geteuid() == 0) return true;
+    BOOST_TEST_MESSAGE("skipped: the namespaces engine needs root");
+    return false;
+}
+
+json::object info(local_server_fixture& f, sandbox_ref const& sb)
+{
+    raw_http c(f.port());
+    return c.request("GET", "/sandboxes/" + sb.id, {}, api_headers(f)).json().as_object();
+}
+
+int post(local_server_fixture& f, std::string const& path, std::string body)
+{
+    raw_http c(f.port());
+    return c.request("POST", path, std::move(body), api_headers(f)).status;
+}
+
+std::int64_t exit_code(run_result const& r)
+{
+    if (!r.end) return -999;
+    auto const* code = r.end->if_contains("exitCode");
+    return code ? code->to_number<std::int64_t>() : 0;  // proto3 JSON leaves out a zero
+}
+
+std::string read_host_file(std::string const& path)
+{
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+/// The "Uid:" real id of a host process.
+long host_uid_of(std::uint32_t pid)
+{
+    std::istringstream in(read_host_file("/proc/" + std::to_string(pid) + "/status"));
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("Uid:", 0) == 0) return std::stol(line.substr(4));
+    return -1;
+}
+
+/// A process kept running in a sandbox (its Start stream stays open).
+struct background {
+    std::unique_ptr<event_stream> stream;
+    std::uint32_t pid = 0;
+};
+
+background start_background(local_server_fixture& f, sandbox_ref const& sb, std::string const& script,
+                            header_pairs extra = {})
+{
+    auto h = envd_headers(sb);
+    h.insert(h.end(), extra.begin(), extra.end());
+    background b;
+    b.stream = std::make_unique<event_stream>(f.port(), "/process.Process/Start", start_json(script), h);
+    auto ev = b.stream->next_event();
+    BOOST_REQUIRE(ev);
+    auto& e = (*ev)["event"].as_object();
+    BOOST_REQUIRE(e.contains("start"));
+    b.pid = static_cast<std::uint32_t>(e["start"].as_object()["pid"].to_number<std::int64_t>());
+    return b;
+}
+
+/// A loopback listener on the host (accepts nothing; the kernel completes the handshake).
+struct host_listener {
+    int fd = -1;
+    std::uint16_t port = 0;
+    host_listener()
+    {
+        fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 16) != 0 ||
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+            throw std::runtime_error("cannot listen on loopback");
+        port = ntohs(a.sin_port);
+    }
+    ~host_listener() { ::close(fd); }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(test_emulator_namespaces)
+
+BOOST_AUTO_TEST_CASE(engine_ids_and_limits_are_the_sandboxs_own)
+{
+    if (!have_root()) return;
+    auto f = ns_server();
+    BOOST_TEST(f->server().isolation() == "namespaces");
+    // What the adapter is told; each claim is one of the tests of this suite.
+    auto const caps = f->server().capabilities(true);
+    BOOST_TEST((caps.workspace_coherent && caps.filesystem_isolated && caps.process_isolated &&
+                caps.privilege_isolated && !caps.network_isolated && !caps.egress_restricted));
+    BOOST_TEST(f->server().capabilities(false).network_isolated);
+    auto a = create_sandbox(*f);
+    auto b = create_sandbox(*f);
+    auto ia = info(*f, a);
+    BOOST_TEST(std::string(ia["isolation"].as_string()) == "namespaces");
+    BOOST_TEST(ia["cpuCount"].to_number<std::int64_t>() == 1);
+    BOOST_TEST(ia["memoryMB"].to_number<std::int64_t>() == 256);
+
+    // Root and user inside are unprivileged host ids of a range of the sandbox's own.
+    auto ra = start_background(*f, a, "sleep 300", as_root());
+    auto ua = start_background(*f, a, "sleep 300");
+    auto rb = start_background(*f, b, "sleep 300", as_root());
+    long const root_a = host_uid_of(ra.pid), user_a = host_uid_of(ua.pid), root_b = host_uid_of(rb.pid);
+    BOOST_TEST(root_a >= 100000);
+    BOOST_TEST(user_a == root_a + 1000);
+    BOOST_TEST(root_b >= 100000);
+    BOOST_TEST(root_a != root_b);
+    auto ids = run_command(*f, a, "id -u; id -un; awk '{print $1, $2, $3}' /proc/self/uid_map", as_root());
+    BOOST_TEST(ids.stdout_text == "0\nroot\n0 " + std::to_string(root_a) + " 65536\n");
+    BOOST_TEST(run_command(*f, a, "id -un; echo $HOME").stdout_text == "user\n/home/user\n");
+
+    // The kernel enforces the limits the info reports: the cgroups of a sandbox process.
+    std::istringstream groups(read_host_file("/proc/" + std::to_string(ra.pid) + "/cgroup"));
+    std::string line, memory_dir, pids_dir;
+    while (std::getline(groups, line)) {
+        auto const path = line.substr(line.rfind(':') + 1);
+        if (line.find(":memory:") != std::string::npos) memory_dir = "/sys/fs/cgroup/memory" + path;
+        if (line.find(":pids:") != std::string::npos) pids_dir = "/sys/fs/cgroup/pids" + path;
+    }
+    BOOST_TEST(memory_dir.find(a.id) != std::string::npos);
+    BOOST_TEST(std::stoll(read_host_file(memory_dir + "/memory.limit_in_bytes")) == 256ll << 20);
+    BOOST_TEST(std::stoll(read_host_file(pids_dir + "/pids.max")) == 64);
+    // Hostname (uts) and SysV IPC are the sandbox's own.
+    auto host = run_command(*f, a, "hostname");
+    BOOST_TEST_INFO("hostname: " << host.stdout_text << host.stderr_text);
+    char hn[256] = {};
+    ::gethostname(hn, sizeof hn - 1);
+    BOOST_TEST(host.stdout_text != std::string(hn) + "\n");
+    BOOST_TEST(host.stdout_text.rfind("e2b-", 0) == 0);
+    auto ipc = run_command(*f, b, "ipcmk -M 4096 && ipcs -m | grep -c 0x", as_root());
+    BOOST_TEST_INFO("ipcmk: " << ipc.stdout_text << ipc.stderr_text);
+    BOOST_REQUIRE(exit_code(ipc) == 0);
+    BOOST_TEST(run_command(*f, a, "ipcs -m | grep -c 0x || true", as_root()).stdout_text == "0\n");
+    // A fork bomb stops at the pids limit (and in this sandbox only).
+    auto bomb = run_command(*f, a,
+                            "/usr/bin/python3 -c '\n"
+                            "import os, time\n"
+                            "n = 0\n"
+                            "try:\n"
+                            "    while n < 200:\n"
+                            "        if os.fork() == 0:\n"
+                            "            time.sleep(60)\n"
+                            "            os._exit(0)\n"
+                            "        n += 1\n"
+                            "except OSError:\n"
+                            "    pass\n"
+                            "print(n)'");
+    BOOST_TEST_INFO("forks: " << bomb.stdout_text << bomb.stderr_text);
+    long const forks = std::stol(bomb.stdout_text.empty() ? "0" : bomb.stdout_text);
+    BOOST_TEST(forks < 64);
+    BOOST_TEST(forks >= 10);
+    BOOST_TEST(exit_code(run_command(*f, b, "true")) == 0);  // b is not affected
+}
+
+BOOST_AUTO_TEST_CASE(sandboxes_cannot_see_read_or_signal_each_other)
+{
+    if (!have_root()) return;
+    auto f = ns_server();
+    auto a = create_sandbox(*f);
+    auto b = create_sandbox(*f, R"({"templateID":"base","timeout":300,"envVars":{"B_SECRET":"s3cr3t-of-b"}})");
+    auto victim = start_background(*f, b, "echo secret > /workspace/b-marker-7319; exec sleep 4242");
+    std::string const pid = std::to_string(victim.pid);
+    // Wait until b's file exists (the stream started; the echo runs before exec).
+    BOOST_REQUIRE(exit_code(run_command(*f, b,
+                                        "for i in $(seq 200); do test -e /workspace/b-marker-7319 && exit 0; "
+                                        "sleep 0.05; done; exit 1")) == 0);
+
+    // ps in a: its own processes only, pid 1 its init; no server, no other sandbox.
+    auto ps = run_command(*f, a, "ps -eo pid=,args=", as_root());
+    BOOST_TEST_INFO("ps in a: " << ps.stdout_text);
+    BOOST_TEST(ps.stdout_text.find("4242") == std::string::npos);
+    BOOST_TEST(ps.stdout_text.find("sandbox-init") != std::string::npos);
+    BOOST_TEST(ps.stdout_text.find("prism") == std::string::npos);
+    auto const self_name = read_host_file("/proc/self/comm");
+    BOOST_TEST(ps.stdout_text.find(self_name.substr(0, self_name.size() - 1)) == std::string::npos);
+    std::istringstream lines(ps.stdout_text);
+    std::string l;
+    int count = 0;
+    while (std::getline(lines, l)) ++count;
+    BOOST_TEST(count <= 4);  // init, bash, ps (and nothing else)
+
+    // b's environment, files and process are out of a's reach, even as root.
+    auto env = run_command(*f, a, "cat /proc/" + pid + "/environ; grep -l s3cr3t-of-b /proc/[0-9]*/environ", as_root());
+    BOOST_TEST(env.stdout_text.find("s3cr3t") == std::string::npos);
+    BOOST_TEST(exit_code(env) != 0);
+    auto files = run_command(*f, a, "find / -name 'b-marker-7319' -not -path '/proc/*' 2>/dev/null | wc -l", as_root());
+    BOOST_TEST(files.stdout_text == "0\n");
+    auto kill = run_command(*f, a, "kill -9 " + pid, as_root());
+    BOOST_TEST(exit_code(kill) != 0);
+    // ... and it still runs.
+    BOOST_TEST(::kill(static_cast<pid_t>(victim.pid), 0) == 0);
+    auto still = run_command(*f, b, "ps -eo args= | grep -c '^sleep 4242'");
+    BOOST_TEST(still.stdout_text == "1\n");
+}
+
+BOOST_AUTO_TEST_CASE(root_in_a_sandbox_is_not_host_root)
+{
+    if (!have_root()) return;
+    auto f = ns_server();
+    auto a = create_sandbox(*f);
+    // A root-only host file at a path the sandbox sees (its /etc is the host's, read-only).
+    std::string const name = "prism-e2b-test-" + random_token(6);
+    std::string const host_file = "/etc/" + name;
+    {
+        std::ofstream out(host_file);
+        out << "host-secret\n";
+    }
+    ::chmod(host_file.c_str(), 0600);
+    struct cleanup {
+        std::string p;
+        ~cleanup() { ::unlink(p.c_str()); }
+    } rm{host_file};
+    auto id = run_command(*f, a, "id -u", as_root());
+    BOOST_REQUIRE(id.stdout_text == "0\n");
+    auto seen = run_command(*f, a, "test -e " + host_file + " && echo exists", as_root());
+    BOOST_TEST(seen.stdout_text == "exists\n");
+    auto read = run_command(*f, a, "cat " + host_file, as_root());
+    BOOST_TEST(read.stdout_text.find("host-secret") == std::string::npos);
+    BOOST_TEST(exit_code(read) != 0);
+    BOOST_TEST(exit_code(run_command(*f, a, "cat /etc/shadow", as_root())) != 0);
+    // Host directories are not writable, not even by chmod or a remount.
+    for (std::string dir : {"/etc", "/usr", "/usr/bin", "/opt", "/"}) {
+        auto w = run_command(*f, a, "touch " + dir + "/" + name, as_root());
+        BOOST_TEST_INFO("writing into " << dir);
+        BOOST_TEST(exit_code(w) != 0);
+    }
+    BOOST_TEST(exit_code(run_command(*f, a, "chmod 0644 " + host_file, as_root())) != 0);
+    BOOST_TEST(exit_code(run_command(*f, a, "mount -o remount,rw /usr", as_root())) != 0);
+    // Its /root is its own, not the host's.
+    BOOST_TEST(exit_code(run_command(*f, a, "echo mine > /root/" + name, as_root())) == 0);
+    struct stat st {};
+    BOOST_TEST(::stat(("/root/" + name).c_str(), &st) != 0);
+    BOOST_TEST(::stat(("/usr/" + name).c_str(), &st) != 0);
+    // The file it wrote came back through /files as the sandbox's root's.
+    raw_http c(f->port());
+    BOOST_TEST(c.request("GET", "/files?path=/root/" + name, {}, envd_headers(a)).body == "mine\n");
+}
+
+BOOST_AUTO_TEST_CASE(boot_id_is_per_sandbox_and_new_on_every_cold_boot)
+{
+    if (!have_root()) return;
+    auto f = ns_server();
+    auto a = create_sandbox(*f);
+    auto b = create_sandbox(*f);
+    std::string const cmd = "cat /proc/sys/kernel/random/boot_id";
+    auto const host_id = read_host_file("/proc/sys/kernel/random/boot_id");
+    auto const id_a = run_command(*f, a, cmd).stdout_text;
+    auto const id_b = run_command(*f, b, cmd).stdout_text;
+    BOOST_TEST(id_a.size() == 37u);
+    BOOST_TEST(id_a != host_id);
+    BOOST_TEST(id_a != id_b);
+    BOOST_REQUIRE(exit_code(run_command(*f, a, "echo kept > /workspace/k")) == 0);
+
+    // A memory pause is not a reboot.
+    BOOST_REQUIRE(post(*f, "/sandboxes/" + a.id + "/pause", R"({"memory":true})") == 204);
+    BOOST_REQUIRE(post(*f, "/sandboxes/" + a.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST(run_command(*f, a, cmd).stdout_text == id_a);
+
+    // A filesystem pause is: a new boot id, the files kept.
+    BOOST_REQUIRE(post(*f, "/sandboxes/" + a.id + "/pause", R"({"memory":false})") == 204);
+    BOOST_REQUIRE(post(*f, "/sandboxes/" + a.id + "/resume", R"({"timeout":300})") == 201);
+    auto const rebooted = run_command(*f, a, cmd + "; cat /workspace/k; ps -o args= -p 1");
+    BOOST_TEST(rebooted.stdout_text.substr(0, 37) != id_a);
+    BOOST_TEST(rebooted.stdout_text.substr(37) == "kept\nsandbox-init infinity\n");
+}
+
+BOOST_AUTO_TEST_CASE(network_is_isolated_only_without_internet_access)
+{
+    if (!have_root()) return;
+    auto f = ns_server();
+    host_listener l;
+    std::string const connect = "exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(l.port) + " && echo connected";
+    auto open = create_sandbox(*f);
+    auto closed = create_sandbox(*f, R"({"templateID":"base","timeout":300,"allow_internet_access":false})");
+    BOOST_TEST(info(*f, open)["allowInternetAccess"].as_bool() == true);
+    BOOST_TEST(info(*f, closed)["allowInternetAccess"].as_bool() == false);
+    // With internet access the sandbox shares the host's network: the connect works
+    // (which shows the check below can fail).
+    BOOST_TEST(run_command(*f, open, connect).stdout_text == "connected\n");
+    auto refused = run_command(*f, closed, connect, as_root());
+    BOOST_TEST(refused.stdout_text.empty());
+    BOOST_TEST(exit_code(refused) != 0);
+    // Its own loopback works; it has no other interface.
+    auto lo = run_command(*f, closed, "ls /sys/class/net 2>/dev/null; cat /proc/net/dev | tail -n +3 | cut -d: -f1");
+    BOOST_TEST(lo.stdout_text.find("eth") == std::string::npos);
+    BOOST_TEST(run_command(*f, closed,
+                           "/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); "
+                           "s.listen(); c=socket.create_connection(s.getsockname()); print(\"ok\")'")
+                   .stdout_text == "ok\n");
+}
+
+BOOST_AUTO_TEST_CASE(none_engine_reports_none)
+{
+    local_server_fixture f([](prism_e2b::local::server_options& o) { o.engine = "none"; });
+    BOOST_TEST(f.server().isolation() == "none");
+    auto const caps = f.server().capabilities(false);
+    BOOST_TEST((!caps.filesystem_isolated && !caps.process_isolated && !caps.privilege_isolated &&
+                !caps.network_isolated && !caps.egress_restricted));
+    auto a = create_sandbox(f);
+    BOOST_TEST(std::string(info(f, a)["isolation"].as_string()) == "none");
+}
+
+BOOST_AUTO_TEST_CASE(kill_and_stop_leave_no_process_cgroup_or_file)
+{
+    if (!have_root()) return;
+    std::filesystem::path const dir = std::filesystem::temp_directory_path() / ("prism-e2b-ns-" + random_token(6));
+    auto f = std::make_unique<local_server_fixture>([&](prism_e2b::local::server_options& o) {
+        o.engine = "namespaces";
+        o.state_dir = dir.string();
+    });
+    auto a = create_sandbox(*f);
+    auto b = create_sandbox(*f);
+    auto pa = start_background(*f, a, "sleep 300 & exec sleep 301");
+    auto pb = start_background(*f, b, "sleep 300 & exec sleep 301");
+    auto memory_cgroup = [](std::uint32_t pid) {
+        std::istringstream groups(read_host_file("/proc/" + std::to_string(pid) + "/cgroup"));
+        std::string line;
+        while (std::getline(groups, line))
+            if (line.find(":memory:") != std::string::npos)
+                return "/sys/fs/cgroup/memory" + line.substr(line.rfind(':') + 1);
+        return std::string();
+    };
+    auto const cg_a = memory_cgroup(pa.pid), cg_b = memory_cgroup(pb.pid);
+    BOOST_REQUIRE(!cg_a.empty());
+    BOOST_REQUIRE(!cg_b.empty());
+    auto gone = [](std::uint32_t pid) {
+        // Gone, or a zombie about to be reaped by its watcher.
+        auto const stat = read_host_file("/proc/" + std::to_string(pid) + "/stat");
+        return stat.empty() || stat.find(") Z ") != std::string::npos;
+    };
+    auto exists = [](std::filesystem::path const& p) { return std::filesystem::exists(p); };
+
+    raw_http c(f->port());
+    BOOST_TEST(c.request("DELETE", "/sandboxes/" + a.id, {}, api_headers(*f)).status == 204);
+    BOOST_TEST(eventually([&] { return gone(pa.pid) && !exists(cg_a) && !exists(dir / "sandboxes" / a.id); }));
+    BOOST_TEST(!gone(pb.pid));
+
+    f.reset();  // stop
+    BOOST_TEST(gone(pb.pid));
+    BOOST_TEST(!exists(cg_b));
+    BOOST_TEST(!exists(dir / "sandboxes" / b.id));
+    BOOST_TEST(!exists(std::filesystem::path(cg_b).parent_path()));  // the server's own cgroup root
+    std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(one_server_per_state_dir)
+{
+    std::string dir = std::filesystem::temp_directory_path() / ("prism-e2b-lock-" + random_token(6));
+    auto with_dir = [&](prism_e2b::local::server_options& o) { o.state_dir = dir; };
+    {
+        local_server_fixture first(with_dir);
+        prism_e2b::local::server_options o;
+        o.api_key = "k";
+        o.state_dir = dir;
+        boost::asio::io_context ioc;
+        prism_e2b::local::server second(ioc.get_executor(), o);
+        auto r = second.start();
+        BOOST_REQUIRE(!r);
+        BOOST_TEST((r.error() == prism_e2b::errc::conflict));
+    }
+    // Once the first stopped, the directory is free again.
+    {
+        local_server_fixture again(with_dir);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(unknown_engine_is_refused)
+{
+    prism_e2b::local::server_options o;
+    o.api_key = "k";
+    o.engine = "firecracker";
+    boost::asio::io_context ioc;
+    prism_e2b::local::server s(ioc.get_executor(), o);
+    auto r = s.start();
+    BOOST_REQUIRE(!r);
+    BOOST_TEST((r.error() == prism_e2b::errc::invalid_argument));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
