@@ -196,6 +196,9 @@ std::optional<std::string> basic_auth_user(std::string_view header)
 
 namespace {
 
+/// The server's own registration of a sandbox's access token, released when the sandbox goes.
+std::string token_scope(std::string const& sandbox_id) { return "prism-e2b-local/" + sandbox_id; }
+
 bool write_file(std::string const& path, std::string const& text)
 {
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
@@ -272,7 +275,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(std::string templa
     sb->id = random_id(20);
     sb->template_id = std::move(template_id);
     sb->access_token = random_hex(32);
-    secret_redactor::global().add(sb->access_token);
+    secret_redactor::global().add(sb->access_token, token_scope(sb->id));
     sb->dir = state_dir / "sandboxes" / sb->id;
     sb->root = sb->dir / "root";
     std::error_code ec;
@@ -340,6 +343,7 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
         std::lock_guard lk(mutex);
         sandboxes.erase(sb->id);
     }
+    secret_redactor::global().release(token_scope(sb->id));
     kill_everything(*sb, procs);
     procs.clear();
     log(log_level::info, "prism-e2b-local: killed sandbox " + sb->id);
@@ -551,6 +555,7 @@ void server_state::stop_all()
             std::lock_guard lk(mutex);
             sandboxes.erase(sb->id);
         }
+        secret_redactor::global().release(token_scope(sb->id));
         if (!sb->cgroup_dir.empty()) {
             for (int i = 0; i < 100 && ::rmdir(sb->cgroup_dir.c_str()) != 0 && errno == EBUSY; ++i) {
                 for (pid_t p : cgroup_pids(sb->cgroup_dir)) ::kill(p, SIGKILL);
