@@ -78,12 +78,22 @@ std::string run_redactor(bench_config const& cfg, server_endpoint const& srv, sc
         co.sandbox_url = srv.sandbox_url;
         auto client = e2b::make_client(ex, co);
         if (!client) co_return "client: " + client.error().to_string();
-        e2b_sandbox_options o;
-        o.client = *client;
-        o.timeout = std::chrono::minutes(10);
-        o.limits.max_commands = sandbox_limit_caps::max_commands;
-        auto sb = co_await create_e2b_sandbox(ex, std::move(o));
-        if (!sb) co_return "create: " + sb.error().to_string();
+        // A sandbox admits at most max_commands execs: start a fresh one before that.
+        std::shared_ptr<e2b_sandbox> sb;
+        std::size_t admitted = 0;
+        auto fresh_sandbox = [&]() -> asio::awaitable<std::string> {
+            if (sb) (void)co_await sb->kill();
+            e2b_sandbox_options o;
+            o.client = *client;
+            o.timeout = std::chrono::minutes(10);
+            o.limits.max_commands = sandbox_limit_caps::max_commands;
+            auto r = co_await create_e2b_sandbox(ex, std::move(o));
+            if (!r) co_return "create: " + r.error().to_string();
+            sb = *r;
+            admitted = 0;
+            co_return std::string();
+        };
+        if (auto e = co_await fresh_sandbox(); !e.empty()) co_return e;
         std::string const line =
             "process.Start failed: connection reset by peer while reading the response of sandbox "
             "i4d2c9fhe1x0 (HTTP 502, upstream envd unavailable, retry later)";
@@ -92,13 +102,15 @@ std::string run_redactor(bench_config const& cfg, server_endpoint const& srv, sc
         for (std::size_t done = 0; done < execs && failure.empty(); done += block) {
             std::size_t const k = std::min(block, execs - done);
             for (int s = 0; s < 2 && failure.empty(); ++s) {
+                if (admitted + k > sandbox_limit_caps::max_commands) failure = co_await fresh_sandbox();
+                admitted += k;
                 filler.resize(counts[s]);
                 auto const c0 = sample_self();
                 for (std::size_t i = 0; i < k && failure.empty(); ++i) {
                     exec_file_request req;
                     req.file = "/bin/true";
                     auto const t0 = std::chrono::steady_clock::now();
-                    auto r = co_await (*sb)->exec_file(std::move(req));
+                    auto r = co_await sb->exec_file(std::move(req));
                     sides[s]->op("exec").push_back(to_ms(std::chrono::steady_clock::now() - t0));
                     if (!r)
                         failure = "exec: " + r.error().to_string();
@@ -117,7 +129,7 @@ std::string run_redactor(bench_config const& cfg, server_endpoint const& srv, sc
         }
         bar.finish();
         filler.resize(0);
-        (void)co_await (*sb)->kill();
+        (void)co_await sb->kill();
         co_return failure;
     });
     for (int s = 0; s < 2; ++s) {
