@@ -119,7 +119,7 @@ int run_all(std::string const& command, std::vector<std::string> const& passthro
         std::string const tmp =
             (fs::temp_directory_path() / ("prism-e2b-bench-" + std::to_string(::getpid()) + "-" + name + ".json"))
                 .string();
-        std::vector<std::string> args{"bench", name};
+        std::vector<std::string> args{name};
         args.insert(args.end(), passthrough.begin(), passthrough.end());
         args.insert(args.end(), {"--json", tmp});
         std::string err;

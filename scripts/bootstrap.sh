@@ -3,8 +3,9 @@
 # what is already there. Safe to run any number of times.
 set -euo pipefail
 
-packages=(g++ cmake ninja-build ccache pkg-config openssl ca-certificates
-          libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev)
+packages=(g++ cmake ninja-build ccache pkg-config openssl ca-certificates python3
+          libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev
+          clang-14 clang-format-14 clang-tidy-14 doxygen)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 

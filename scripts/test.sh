@@ -1,38 +1,89 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it:
-#   1. every test — unit, integration (the local server in-process), conformance
-#      (the official JS SDK against prism-e2b-local), examples, the demo, the bench
-#      smoke tests, the install/consumer check — built with AddressSanitizer +
-#      UndefinedBehaviorSanitizer;
-#   2. the concurrent parts (core, wire and adapter unit tests, and the integration
-#      tests) again under ThreadSanitizer.
-# Benchmarks and the demo script use a separate optimised build (build/release).
+# The whole test suite, as CI runs it, in legs (each prints its wall time):
+#   format  clang-format --dry-run -Werror over every tracked C++ file
+#   asan    every test (unit, integration with the local server in-process,
+#           conformance with the official JS SDK, examples, the demo, the bench
+#           smoke tests, packaging: install, find_package and pkg-config
+#           consumers, the Conan/vcpkg checks) with g++, -Werror,
+#           AddressSanitizer + UndefinedBehaviorSanitizer
+#   tsan    the concurrent parts (core, wire, adapter and integration tests)
+#           under ThreadSanitizer
+#   clang   clang++ 14, -Werror, a shared libprism_e2b: the library, the unit
+#           tests, the packaging tests (exported symbols, consumers) and the
+#           Doxygen API reference (`docs`, warnings are errors)
+#   tidy    clang-tidy (.clang-tidy) over src/, on the clang leg's build
+#
+#   ./scripts/test.sh              every leg, in that order
+#   ./scripts/test.sh clang tidy   only those legs
+#
+# A new leg is a function leg_<name> below plus its name in all_legs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 
-./scripts/bootstrap.sh
-for dir in tests/conformance bench/js; do
-  if [ -f "$dir/package-lock.json" ]; then
-    npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
-  fi
-done
+all_legs=(format asan tsan clang tidy)
 
 configure() {  # configure <build dir> <cmake args...>
   local dir=$1; shift
-  cmake -S "$root" -B "$dir" -G Ninja "$@" >/dev/null
+  cmake -S "$root" -B "$dir" -G Ninja -DPRISM_E2B_WERROR=ON "$@" >/dev/null
 }
 
-echo "== every test under AddressSanitizer + UndefinedBehaviorSanitizer"
-configure build/asan -DCMAKE_BUILD_TYPE=Debug -DPRISM_E2B_SANITIZE=address,undefined -DPRISM_E2B_CONFORMANCE_TESTS=ON
-cmake --build build/asan
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build/asan --output-on-failure
+leg_format() {
+  ./scripts/check_format.sh
+}
 
-echo "== the concurrent parts under ThreadSanitizer"
-configure build/tsan -DCMAKE_BUILD_TYPE=Debug -DPRISM_E2B_SANITIZE=thread \
-  -DPRISM_E2B_BUILD_EXAMPLES=OFF -DPRISM_E2B_BUILD_BENCH=OFF
-cmake --build build/tsan --target prism_e2b_core_tests prism_e2b_wire_tests prism_e2b_adapter_tests \
-  prism_e2b_integration_tests
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --test-dir build/tsan -R '^prism_e2b_(core|wire|adapter|integration)_tests$' --output-on-failure
+leg_asan() {
+  for dir in tests/conformance bench/js; do
+    if [ -f "$dir/package-lock.json" ]; then
+      npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+    fi
+  done
+  configure build/asan -DCMAKE_BUILD_TYPE=Debug -DPRISM_E2B_SANITIZE=address,undefined \
+    -DPRISM_E2B_CONFORMANCE_TESTS=ON -DPRISM_E2B_BUILD_DOCS=OFF
+  cmake --build build/asan
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build/asan --output-on-failure
+}
+
+leg_tsan() {
+  configure build/tsan -DCMAKE_BUILD_TYPE=Debug -DPRISM_E2B_SANITIZE=thread \
+    -DPRISM_E2B_BUILD_EXAMPLES=OFF -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_DOCS=OFF
+  cmake --build build/tsan --target prism_e2b_core_tests prism_e2b_wire_tests prism_e2b_adapter_tests \
+    prism_e2b_integration_tests
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    ctest --test-dir build/tsan -R '^prism_e2b_(core|wire|adapter|integration)_tests$' --output-on-failure
+}
+
+leg_clang() {
+  # No local server, CLI, examples or bench: the library and its unit tests
+  # are what a clang user compiles; g++ covers the rest.
+  configure build/clang -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 -DBUILD_SHARED_LIBS=ON \
+    -DPRISM_E2B_BUILD_LOCAL_SERVER=OFF -DPRISM_E2B_BUILD_CLI=OFF -DPRISM_E2B_BUILD_EXAMPLES=OFF \
+    -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_DOCS=ON
+  cmake --build build/clang
+  cmake --build build/clang --target docs
+  ctest --test-dir build/clang --output-on-failure
+}
+
+leg_tidy() {
+  [ -f build/clang/compile_commands.json ] || leg_clang
+  ./scripts/check_tidy.sh build/clang
+}
+
+legs=("$@")
+((${#legs[@]})) || legs=("${all_legs[@]}")
+for leg in "${legs[@]}"; do
+  declare -F "leg_$leg" >/dev/null || { echo "test.sh: no leg '$leg' (legs: ${all_legs[*]})" >&2; exit 2; }
+done
+
+./scripts/bootstrap.sh
+summary=()
+for leg in "${legs[@]}"; do
+  echo "== leg $leg"
+  start=$SECONDS
+  "leg_$leg"
+  summary+=("$leg $((SECONDS - start))s")
+  echo "== leg $leg passed in $((SECONDS - start)) s"
+done
+echo "== all legs passed: ${summary[*]}"

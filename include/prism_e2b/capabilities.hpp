@@ -14,7 +14,8 @@ struct sandbox_capabilities {
     bool privilege_isolated = false;   ///< cannot gain host privileges
     bool egress_restricted = false;    ///< egress forced through a controlled proxy
 
-    friend constexpr bool operator==(sandbox_capabilities const&, sandbox_capabilities const&) = default;
+    friend constexpr bool operator==(sandbox_capabilities const&,
+                                     sandbox_capabilities const&) = default;  ///< field-wise equality
 };
 
 /// E2B's attestation: workspace coherent, filesystem and process isolated; E2B

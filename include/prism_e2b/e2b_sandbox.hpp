@@ -6,6 +6,7 @@
 #include <prism_e2b/capabilities.hpp>
 #include <prism_e2b/e2b/client.hpp>
 #include <prism_e2b/error.hpp>
+#include <prism_e2b/export.hpp>
 #include <prism_e2b/limits.hpp>
 #include <prism_e2b/log.hpp>
 #include <prism_e2b/process.hpp>
@@ -32,16 +33,16 @@ enum class e2b_on_timeout {
 
 /// Bounds of label validation (E2B metadata).
 struct label_caps {
-    static constexpr std::size_t max_labels = 64;
-    static constexpr std::size_t max_key_bytes = 128;
-    static constexpr std::size_t max_value_bytes = 512;
+    static constexpr std::size_t max_labels = 64;        ///< at most this many labels
+    static constexpr std::size_t max_key_bytes = 128;    ///< longest key, in bytes
+    static constexpr std::size_t max_value_bytes = 512;  ///< longest value, in bytes
 };
 
 /// Checks labels before they become E2B metadata: at most label_caps::max_labels,
 /// non-empty keys within the byte bounds, no control characters, and no value
 /// that is or contains a known secret (secret_redactor::global()).
 /// Errors: errc::invalid_argument naming the offending key (never the value).
-result<void> validate_labels(label_map const& labels);
+PRISM_E2B_API result<void> validate_labels(label_map const& labels);
 
 /// Options of create_e2b_sandbox. Exactly one of `api_key` and `client` is required.
 struct e2b_sandbox_options {
@@ -54,14 +55,14 @@ struct e2b_sandbox_options {
     /// its api_key field is ignored in favour of `api_key`).
     e2b::client_options client_options;
 
-    std::string template_name = "base";
+    std::string template_name = "base";  ///< the E2B template to start
     /// Working directory: created through envd when the sandbox starts; the
     /// default cwd of exec and processes, and the workspace of process refs.
     std::string workdir = "/workspace";
     /// E2B sandbox timeout (idle/cost budget), sent in whole seconds (rounded up).
     /// Empty: limits.wall_time. Must be within [1 ms, sandbox_limit_caps::wall_time].
     std::optional<std::chrono::milliseconds> timeout;
-    e2b_on_timeout on_timeout = e2b_on_timeout::kill;
+    e2b_on_timeout on_timeout = e2b_on_timeout::kill;  ///< what E2B does when the timeout passes
     /// Stored as E2B metadata for reconnect attestation. No secrets (validate_labels()).
     label_map labels;
     /// Environment of the sandbox (E2B envVars). Values are never logged.
@@ -70,16 +71,16 @@ struct e2b_sandbox_options {
     std::optional<sandbox_capabilities> capabilities;
     /// Validated before any vendor call.
     sandbox_limits limits;
-    log_sink logger;
+    log_sink logger;  ///< receives redacted log lines; empty: no logging
 };
 
 /// Options of connect_e2b_sandbox. Exactly one of `api_key` and `client` is required.
 struct e2b_connect_options {
-    std::optional<std::string> api_key;
-    std::shared_ptr<e2b::client> client;
-    e2b::client_options client_options;
+    std::optional<std::string> api_key;   ///< the E2B API key (secret), or
+    std::shared_ptr<e2b::client> client;  ///< a host-injected client
+    e2b::client_options client_options;   ///< options of the real client (with api_key only)
 
-    std::string sandbox_id;
+    std::string sandbox_id;  ///< the sandbox to connect to
     /// Every label must be present with exactly this value, else errc::wrong_owner
     /// and nothing else happens (no resume, no exec).
     label_map expected_labels;
@@ -90,9 +91,9 @@ struct e2b_connect_options {
     std::string workdir = "/workspace";
     /// Timeout sent by resume() (whole seconds, rounded up). Empty: limits.wall_time.
     std::optional<std::chrono::milliseconds> timeout;
-    std::optional<sandbox_capabilities> capabilities;
-    sandbox_limits limits;
-    log_sink logger;
+    std::optional<sandbox_capabilities> capabilities;  ///< host attestation; empty: e2b_default_capabilities()
+    sandbox_limits limits;                             ///< validated before any vendor call
+    log_sink logger;                                   ///< receives redacted log lines; empty: no logging
 };
 
 namespace detail {
@@ -117,21 +118,24 @@ struct e2b_sandbox_core;
 ///
 /// Lifetime: destroying the object does not destroy the vendor sandbox (the host
 /// owns it; call kill()). Process readers are cancelled on destruction.
-class e2b_sandbox final : public disposable_sandbox, public process_capable, public pausable {
+class PRISM_E2B_API e2b_sandbox final : public disposable_sandbox, public process_capable, public pausable {
 public:
-    explicit e2b_sandbox(std::shared_ptr<detail::e2b_sandbox_core> core);
+    explicit e2b_sandbox(
+        std::shared_ptr<detail::e2b_sandbox_core> core);  ///< built by create_e2b_sandbox / connect_e2b_sandbox
     ~e2b_sandbox() override;
     e2b_sandbox(e2b_sandbox const&) = delete;
     e2b_sandbox& operator=(e2b_sandbox const&) = delete;
 
     std::string const& id() const noexcept override;
-    sandbox_capabilities capabilities() const noexcept override;
-    std::string const& workdir() const noexcept;
-    std::string const& template_name() const noexcept;
+    sandbox_capabilities capabilities()
+        const noexcept override;                  ///< as configured (e2b_default_capabilities() unless overridden)
+    std::string const& workdir() const noexcept;  ///< the working directory (default cwd, workspace of process refs)
+    std::string const& template_name() const noexcept;  ///< the template it was started from
     /// Labels as created, or the vendor metadata seen by connect.
     label_map const& labels() const noexcept;
 
-    boost::asio::awaitable<result<exec_result>> exec(exec_request req) override;
+    boost::asio::awaitable<result<exec_result>> exec(
+        exec_request req) override;  ///< exec_file("/bin/sh", {"-c", command}); errors as exec_file
     /// Errors: errc::paused (no vendor call), errc::not_found after kill(),
     /// invalid_argument/limit_exceeded from validate_command and the governor,
     /// limit_exceeded when output overflows (the process is SIGKILLed),
@@ -150,7 +154,8 @@ public:
     process_capable* processes() noexcept override { return this; }
     pausable* pause_control() noexcept override { return this; }
 
-    boost::asio::awaitable<result<std::unique_ptr<process_handle>>> start_process(process_request req) override;
+    boost::asio::awaitable<result<std::unique_ptr<process_handle>>> start_process(process_request req)
+        override;  ///< starts a long-running process (not under the governor); paused: errc::paused
     boost::asio::awaitable<result<std::unique_ptr<process_handle>>> attach_process(std::string ref,
                                                                                    output_callback on_data) override;
 
@@ -173,14 +178,14 @@ private:
 /// workdir) before any vendor call. Sends autoResume disabled always, and
 /// autoPause true when on_timeout is pause. If set-up fails after the vendor
 /// created the sandbox, the sandbox is killed before the error is reported.
-boost::asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(boost::asio::any_io_executor executor,
-                                                                                e2b_sandbox_options options);
+PRISM_E2B_API boost::asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(
+    boost::asio::any_io_executor executor, e2b_sandbox_options options);
 
 /// Connects to an existing sandbox: get_sandbox_info, then the label check (fail
 /// closed: errc::wrong_owner and no further call), then connect only when
 /// `resume` is true and the sandbox is paused.
-boost::asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> connect_e2b_sandbox(boost::asio::any_io_executor executor,
-                                                                                 e2b_connect_options options);
+PRISM_E2B_API boost::asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> connect_e2b_sandbox(
+    boost::asio::any_io_executor executor, e2b_connect_options options);
 
 }  // namespace prism_e2b
 

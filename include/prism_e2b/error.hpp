@@ -3,6 +3,8 @@
 #ifndef PRISM_E2B_ERROR_HPP
 #define PRISM_E2B_ERROR_HPP
 
+#include <prism_e2b/export.hpp>
+
 #include <boost/system/error_code.hpp>
 #include <boost/system/result.hpp>
 #include <boost/system/system_error.hpp>
@@ -52,13 +54,13 @@ enum class errc {
 };
 
 /// The category of errc values; its name is "prism_e2b".
-boost::system::error_category const& error_category() noexcept;
+PRISM_E2B_API boost::system::error_category const& error_category() noexcept;
 
 inline boost::system::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), error_category()}; }
 
 /// True for conditions where the same request may succeed later unchanged
 /// (rate_limited, service_busy, timed_out, server_error and transient network errors).
-bool is_retryable(boost::system::error_code const& ec) noexcept;
+PRISM_E2B_API bool is_retryable(boost::system::error_code const& ec) noexcept;
 
 /// Where an error came from, beyond its code. Every text is redacted at construction.
 struct error_details {
@@ -69,25 +71,36 @@ struct error_details {
 
 /// An error: a code, a message and details, with every known secret replaced by
 /// `[REDACTED]` (see secret_redactor::global()) when it is built.
-class error {
+class PRISM_E2B_API error {
 public:
     error() = default;
+    /// An error with `code`; `message` and `details` are redacted here.
     error(boost::system::error_code code, std::string_view message, error_details details = {});
+    /// An error with a prism_e2b code; `message` and `details` are redacted here.
     error(errc code, std::string_view message, error_details details = {})
         : error(make_error_code(code), message, std::move(details))
     {
     }
 
-    boost::system::error_code const& code() const noexcept { return code_; }
-    std::string const& message() const noexcept { return message_; }
-    std::string const& operation() const noexcept { return details_.operation; }
-    int http_status() const noexcept { return details_.http_status; }
-    std::string const& vendor_code() const noexcept { return details_.vendor_code; }
+    boost::system::error_code const& code() const noexcept
+    {
+        return code_;
+    }  ///< the code (an errc, or a system/transport code passed through)
+    std::string const& message() const noexcept { return message_; }              ///< the redacted message
+    std::string const& operation() const noexcept { return details_.operation; }  ///< what was being done, e.g. "pause"
+    int http_status() const noexcept { return details_.http_status; }  ///< the vendor's HTTP status, 0 when none
+    std::string const& vendor_code() const noexcept
+    {
+        return details_.vendor_code;
+    }  ///< the vendor's error code text, when it sent one
 
     /// One line: "<operation>: <message> [<code message>, HTTP <status>, <vendor code>]", redacted.
     std::string to_string() const;
 
-    friend bool operator==(error const& e, errc c) noexcept { return e.code_ == make_error_code(c); }
+    friend bool operator==(error const& e, errc c) noexcept
+    {
+        return e.code_ == make_error_code(c);
+    }  ///< true when `e` carries the errc `c`
 
 private:
     boost::system::error_code code_;
@@ -100,17 +113,17 @@ template <class T>
 using result = boost::system::result<T, error>;
 
 /// The exception thrown by result<T>::value(); what() is redacted.
-class exception : public boost::system::system_error {
+class PRISM_E2B_API exception : public boost::system::system_error {
 public:
-    explicit exception(error err);
-    error const& get_error() const noexcept { return err_; }
+    explicit exception(error err);                            ///< the error thrown; what() is its to_string()
+    error const& get_error() const noexcept { return err_; }  ///< the error thrown
 
 private:
     error err_;
 };
 
 /// ADL hook used by boost::system::result<T, error>::value().
-[[noreturn]] void throw_exception_from_error(error const& e, boost::source_location const& loc);
+[[noreturn]] PRISM_E2B_API void throw_exception_from_error(error const& e, boost::source_location const& loc);
 
 }  // namespace prism_e2b
 

@@ -4,6 +4,7 @@
 #define PRISM_E2B_EXEC_GOVERNOR_HPP
 
 #include <prism_e2b/error.hpp>
+#include <prism_e2b/export.hpp>
 #include <prism_e2b/limits.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -17,16 +18,19 @@ namespace prism_e2b {
 
 /// Counts one command's stdout+stderr bytes against max_output_bytes.
 /// Thread safety: consume() may be called concurrently.
-class output_budget {
+class PRISM_E2B_API output_budget {
 public:
-    explicit output_budget(std::uint64_t max_bytes) noexcept : max_(max_bytes) {}
+    explicit output_budget(std::uint64_t max_bytes) noexcept : max_(max_bytes) {}  ///< a budget of `max_bytes`
 
     /// Adds `n` bytes. Returns false once the total exceeds the budget (and
     /// from then on): the caller must stop the process and fail the command.
     bool consume(std::uint64_t n) noexcept;
-    bool overflowed() const noexcept { return overflowed_.load(std::memory_order_acquire); }
-    std::uint64_t used() const noexcept { return used_.load(std::memory_order_acquire); }
-    std::uint64_t max() const noexcept { return max_; }
+    bool overflowed() const noexcept
+    {
+        return overflowed_.load(std::memory_order_acquire);
+    }  ///< true once consume() exceeded the budget
+    std::uint64_t used() const noexcept { return used_.load(std::memory_order_acquire); }  ///< bytes consumed so far
+    std::uint64_t max() const noexcept { return max_; }                                    ///< the budget
 
 private:
     std::uint64_t max_;
@@ -38,17 +42,17 @@ class exec_governor;
 
 /// A held concurrency slot plus the command's output budget. Move-only; the
 /// slot returns to the governor when the permit is destroyed or reset().
-class exec_permit {
+class PRISM_E2B_API exec_permit {
 public:
     exec_permit() = default;
-    exec_permit(exec_permit&&) noexcept;
-    exec_permit& operator=(exec_permit&&) noexcept;
+    exec_permit(exec_permit&&) noexcept;             ///< takes the slot over; `other` holds none afterwards
+    exec_permit& operator=(exec_permit&&) noexcept;  ///< returns this permit's slot, then takes `other`'s
     ~exec_permit();
 
-    explicit operator bool() const noexcept { return state_ != nullptr; }
+    explicit operator bool() const noexcept { return state_ != nullptr; }  ///< true while it holds a slot
     /// Precondition: the permit holds a slot (operator bool).
     output_budget& budget() noexcept { return *budget_; }
-    void reset() noexcept;
+    void reset() noexcept;  ///< returns the slot now (idempotent)
 
 private:
     friend class exec_governor;
@@ -66,7 +70,7 @@ private:
 ///
 /// Thread safety: all members may be called concurrently from any thread. A
 /// waiter's completion runs on the awaiting coroutine's executor.
-class exec_governor {
+class PRISM_E2B_API exec_governor {
 public:
     /// `limits` must be valid (sandbox_limits::validate()).
     explicit exec_governor(sandbox_limits const& limits);
@@ -85,10 +89,10 @@ public:
     /// If the governor is destroyed while the caller waits: errc::cancelled.
     boost::asio::awaitable<result<exec_permit>> acquire();
 
-    std::uint32_t commands_admitted() const noexcept;
-    std::uint32_t in_flight() const noexcept;
-    std::uint32_t waiting() const noexcept;
-    sandbox_limits const& limits() const noexcept;
+    std::uint32_t commands_admitted() const noexcept;  ///< commands admitted so far (counted against max_commands)
+    std::uint32_t in_flight() const noexcept;          ///< commands holding a slot now
+    std::uint32_t waiting() const noexcept;            ///< commands queued for a slot
+    sandbox_limits const& limits() const noexcept;     ///< the limits it enforces
 
 private:
     std::shared_ptr<exec_permit::shared_state> state_;

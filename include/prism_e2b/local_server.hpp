@@ -54,16 +54,17 @@
 
 namespace prism_e2b::local {
 
+/// Options of server.
 struct server_options {
-    std::string listen_address = "127.0.0.1";
-    std::uint16_t port = 0;   ///< 0: ephemeral
-    std::string state_dir;    ///< empty: a fresh temp dir, removed by stop()
-    std::string api_key;      ///< required: X-API-KEY must equal it
-    std::string admin_token;  ///< empty: fault-injection admin routes disabled
-    bool isolate = true;      ///< per-sandbox mount namespace when the kernel allows
+    std::string listen_address = "127.0.0.1";  ///< address to listen on (loopback by default)
+    std::uint16_t port = 0;                    ///< 0: ephemeral
+    std::string state_dir;                     ///< empty: a fresh temp dir, removed by stop()
+    std::string api_key;                       ///< required: X-API-KEY must equal it
+    std::string admin_token;                   ///< empty: fault-injection admin routes disabled
+    bool isolate = true;                       ///< per-sandbox mount namespace when the kernel allows
     /// Freeze paused sandboxes with the cgroup-v1 freezer when available; false: SIGSTOP/SIGCONT.
     bool cgroup_freezer = true;
-    log_sink logger;
+    log_sink logger;  ///< receives redacted log lines; empty: no logging
     /// Reported as envdVersion: 0.5.7 makes the official SDK 2.49.1 use CloseStdin
     /// and octet-stream uploads, and nothing this server does not implement.
     std::string envd_version = "0.5.7";
@@ -96,15 +97,16 @@ public:
     void reset();
 
     // -- used by the server --------------------------------------------------
-    bool take_pause_failure();
+    bool take_pause_failure();  ///< true when this pause must fail (consumes one)
     /// Returns the Retry-After seconds when this create must be throttled.
     std::optional<std::chrono::seconds> take_create_throttle();
-    std::chrono::milliseconds latency_for(std::string_view path) const;
+    std::chrono::milliseconds latency_for(
+        std::string_view path) const;  ///< the delay for a request to `path` (zero: none)
     /// Returns the byte budget when this stream must be cut.
     std::optional<std::size_t> take_stream_cut();
     /// Returns the delay when a kill is armed for this sandbox (disarms it).
     std::optional<std::chrono::milliseconds> take_kill_during_exec(std::string const& sandbox_id);
-    bool kill_armed(std::string const& sandbox_id) const;
+    bool kill_armed(std::string const& sandbox_id) const;  ///< true while a kill is armed for `sandbox_id`
 
 private:
     struct impl;
@@ -117,8 +119,8 @@ private:
 /// it may run on a multi-threaded io_context.
 class server {
 public:
-    server(boost::asio::any_io_executor ex, server_options opts);
-    ~server();  ///< stop()
+    server(boost::asio::any_io_executor ex, server_options opts);  ///< a server on `ex`; start() binds
+    ~server();                                                     ///< stop()
     server(server const&) = delete;
     server& operator=(server const&) = delete;
 
@@ -127,10 +129,10 @@ public:
     result<void> start();
     /// Kills every sandbox's processes, closes the listener and open connections.
     void stop();
-    std::uint16_t port() const noexcept;
-    std::string api_url() const;      ///< "http://127.0.0.1:<port>"
-    std::string sandbox_url() const;  ///< same origin
-    fault_injector& faults() noexcept;
+    std::uint16_t port() const noexcept;  ///< the bound port (after start())
+    std::string api_url() const;          ///< "http://127.0.0.1:<port>"
+    std::string sandbox_url() const;      ///< same origin
+    fault_injector& faults() noexcept;    ///< the fault switches of this server
     /// Peak number of concurrently running processes in the sandbox (0 when unknown).
     std::uint32_t peak_concurrent_execs(std::string const& sandbox_id) const;
     /// "mount-namespace" or "none": what new sandboxes get on this machine.

@@ -2,6 +2,8 @@
 #ifndef PRISM_E2B_LOG_HPP
 #define PRISM_E2B_LOG_HPP
 
+#include <prism_e2b/export.hpp>
+
 #include <functional>
 #include <string_view>
 
@@ -15,7 +17,7 @@ enum class log_level { debug, info, warning, error };
 using log_sink = std::function<void(log_level level, std::string_view line)>;
 
 /// Redacts `line` and passes it to `sink` (no-op when the sink is empty).
-void log_redacted(log_sink const& sink, log_level level, std::string_view line);
+PRISM_E2B_API void log_redacted(log_sink const& sink, log_level level, std::string_view line);
 
 }  // namespace prism_e2b
 

@@ -15,5 +15,6 @@
 #include <prism_e2b/process_sessions.hpp>
 #include <prism_e2b/redactor.hpp>
 #include <prism_e2b/sandbox.hpp>
+#include <prism_e2b/version.hpp>
 
 #endif

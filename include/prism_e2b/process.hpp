@@ -3,6 +3,7 @@
 #define PRISM_E2B_PROCESS_HPP
 
 #include <prism_e2b/error.hpp>
+#include <prism_e2b/export.hpp>
 #include <prism_e2b/limits.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -34,38 +35,40 @@ enum class exit_outcome {
 /// The end of a process. exit_code is present only for exit_outcome::exited: it
 /// is never invented.
 struct process_exit {
-    std::optional<int> exit_code;
-    exit_outcome outcome = exit_outcome::unknown;
-    std::string status;  ///< vendor text such as "exit status 3" or "signal: killed"
+    std::optional<int> exit_code;                  ///< present only when it exited on its own
+    exit_outcome outcome = exit_outcome::unknown;  ///< exited, killed, timed out or unknown
+    std::string status;                            ///< vendor text such as "exit status 3" or "signal: killed"
 };
 
+/// Signals a host may send to a process.
 enum class process_signal { sigterm, sigkill };
 
 /// Parses "SIGTERM"/"TERM"/"sigterm" and "SIGKILL"/"KILL"/"sigkill".
-std::optional<process_signal> parse_process_signal(std::string_view name) noexcept;
+PRISM_E2B_API std::optional<process_signal> parse_process_signal(std::string_view name) noexcept;
 
+/// A long-running process to start (process_capable::start_process).
 struct process_request {
-    std::string file;
-    std::vector<std::string> args;
+    std::string file;                ///< the executable (a path in the sandbox)
+    std::vector<std::string> args;   ///< arguments, without argv[0]
     std::optional<std::string> cwd;  ///< default: the sandbox's workdir
-    env_map env;
-    bool stdin_open = true;   ///< keep stdin open for write()
-    output_callback on_data;  ///< live output; may be empty
+    env_map env;                     ///< extra environment variables
+    bool stdin_open = true;          ///< keep stdin open for write()
+    output_callback on_data;         ///< live output; may be empty
 };
 
 /// A long-running process. Thread safety: members may be called from any
 /// thread; calls are serialised internally.
-class process_handle {
+class PRISM_E2B_API process_handle {
 public:
     virtual ~process_handle() = default;
 
-    virtual std::uint32_t pid() const noexcept = 0;
+    virtual std::uint32_t pid() const noexcept = 0;  ///< the process id in the sandbox
     /// Non-secret reference `prism-e2b-proc:<base64url>` for attach_process().
     virtual std::string const& ref() const noexcept = 0;
 
-    virtual boost::asio::awaitable<result<void>> write(std::string bytes) = 0;
-    virtual boost::asio::awaitable<result<void>> close_stdin() = 0;
-    virtual boost::asio::awaitable<result<void>> signal(process_signal sig) = 0;
+    virtual boost::asio::awaitable<result<void>> write(std::string bytes) = 0;    ///< writes to its stdin
+    virtual boost::asio::awaitable<result<void>> close_stdin() = 0;               ///< closes its stdin (EOF)
+    virtual boost::asio::awaitable<result<void>> signal(process_signal sig) = 0;  ///< sends `sig`
     /// SIGKILL. A process that already ended is not an error.
     virtual boost::asio::awaitable<result<void>> kill() = 0;
     /// Detach: stop following output; the process keeps running and can be

@@ -4,6 +4,7 @@
 #ifndef PRISM_E2B_PROCESS_RECOVERY_HPP
 #define PRISM_E2B_PROCESS_RECOVERY_HPP
 
+#include <prism_e2b/export.hpp>
 #include <prism_e2b/process.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -18,16 +19,19 @@ class e2b_sandbox;
 
 /// Re-attaches processes by ref. A null handle means "cannot be attested or is
 /// gone"; it never carries an error text, so no backend detail leaks.
-class process_recovery_backend {
+class PRISM_E2B_API process_recovery_backend {
 public:
     virtual ~process_recovery_backend() = default;
-    virtual boost::asio::awaitable<std::unique_ptr<process_handle>> attach(std::string ref,
-                                                                           output_callback on_data) = 0;
+    virtual boost::asio::awaitable<std::unique_ptr<process_handle>> attach(
+        std::string ref,
+        output_callback on_data) = 0;  ///< the process behind `ref`, following its output with `on_data`; null when it
+                                       ///< cannot be attested or is gone
 };
 
+/// What create_e2b_process_recovery_backend() checks before re-attaching.
 struct e2b_process_recovery_expectations {
-    std::string expected_sandbox_id;
-    std::string expected_workspace;
+    std::string expected_sandbox_id;  ///< the ref must name this sandbox
+    std::string expected_workspace;   ///< and this workspace
     /// Each must be present with this value in the vendor's current metadata.
     std::map<std::string, std::string> expected_labels;
 };
@@ -39,7 +43,7 @@ struct e2b_process_recovery_expectations {
 /// or failure: null.
 ///
 /// Thread safety: attach() may be called concurrently (the object is immutable).
-std::shared_ptr<process_recovery_backend> create_e2b_process_recovery_backend(
+PRISM_E2B_API std::shared_ptr<process_recovery_backend> create_e2b_process_recovery_backend(
     std::shared_ptr<e2b_sandbox> sandbox, e2b_process_recovery_expectations expectations);
 
 }  // namespace prism_e2b

@@ -4,6 +4,7 @@
 #define PRISM_E2B_PROCESS_SESSIONS_HPP
 
 #include <prism_e2b/error.hpp>
+#include <prism_e2b/export.hpp>
 #include <prism_e2b/limits.hpp>
 #include <prism_e2b/process.hpp>
 #include <prism_e2b/process_recovery.hpp>
@@ -20,6 +21,7 @@
 
 namespace prism_e2b {
 
+/// Options of process_sessions::create().
 struct process_sessions_options {
     /// Must support processes (processes() != nullptr), else errc::unsupported.
     std::shared_ptr<disposable_sandbox> sandbox;
@@ -31,18 +33,19 @@ struct process_sessions_options {
 
 /// One page of a session's output (stdout and stderr interleaved as received).
 struct process_output_page {
-    std::string data;
+    std::string data;  ///< the bytes of this page
     /// Absolute byte offset to pass to the next output() call.
     std::uint64_t cursor = 0;
     /// The process has ended and every retained byte up to `cursor` was returned.
     bool eof = false;
 };
 
+/// A session as info() reports it.
 struct process_session_info {
-    std::string id;
-    std::string owner;
-    std::string ref;
-    std::uint32_t pid = 0;
+    std::string id;         ///< the session id
+    std::string owner;      ///< its owner
+    std::string ref;        ///< the process's ref (re-attach with attach())
+    std::uint32_t pid = 0;  ///< the process id in the sandbox
     /// Set once the process ended; exit_code only when it exited on its own.
     std::optional<process_exit> exit;
     /// Bytes dropped from the front because max_total_output was reached.
@@ -64,7 +67,7 @@ struct process_sessions_state;
 ///
 /// Thread safety: all members may be called concurrently; state sits behind one
 /// mutex, background watchers run on the registry's strand.
-class process_sessions {
+class PRISM_E2B_API process_sessions {
 public:
     /// Errors: errc::unsupported when the sandbox has no process capability;
     /// errc::invalid_argument for a null sandbox or invalid limits.
@@ -82,16 +85,23 @@ public:
     /// Output from `cursor`, at most min(max_bytes, max_output_chunk) bytes.
     result<process_output_page> output(std::string const& owner, std::string const& id, std::uint64_t cursor,
                                        std::optional<std::uint64_t> max_bytes = std::nullopt) const;
-    boost::asio::awaitable<result<void>> input(std::string owner, std::string id, std::string bytes);
-    boost::asio::awaitable<result<void>> close_input(std::string owner, std::string id);
-    boost::asio::awaitable<result<process_exit>> wait(std::string owner, std::string id,
-                                                      std::optional<std::chrono::milliseconds> timeout);
-    boost::asio::awaitable<result<void>> signal(std::string owner, std::string id, process_signal sig);
-    boost::asio::awaitable<result<void>> kill(std::string owner, std::string id);
+    boost::asio::awaitable<result<void>> input(
+        std::string owner, std::string id,
+        std::string bytes);  ///< writes `bytes` (at most max_input_write) to the process's stdin
+    boost::asio::awaitable<result<void>> close_input(std::string owner,
+                                                     std::string id);  ///< closes the process's stdin
+    boost::asio::awaitable<result<process_exit>> wait(
+        std::string owner, std::string id,
+        std::optional<std::chrono::milliseconds>
+            timeout);  ///< waits for the end; errc::timed_out when `timeout` passes first (the process keeps running)
+    boost::asio::awaitable<result<void>> signal(std::string owner, std::string id,
+                                                process_signal sig);  ///< sends `sig` to the process
+    boost::asio::awaitable<result<void>> kill(
+        std::string owner, std::string id);  ///< SIGKILL; a process that already ended is not an error
     /// Forgets the session; the process keeps running (its ref can re-attach).
     boost::asio::awaitable<result<void>> release(std::string owner, std::string id);
-    result<process_session_info> info(std::string const& owner, std::string const& id) const;
-    std::size_t size() const;
+    result<process_session_info> info(std::string const& owner, std::string const& id) const;  ///< the session's state
+    std::size_t size() const;  ///< sessions held (running or ended, until released)
 
 private:
     explicit process_sessions(std::shared_ptr<detail::process_sessions_state> state);

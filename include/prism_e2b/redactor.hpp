@@ -2,6 +2,8 @@
 #ifndef PRISM_E2B_REDACTOR_HPP
 #define PRISM_E2B_REDACTOR_HPP
 
+#include <prism_e2b/export.hpp>
+
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -30,10 +32,10 @@ namespace prism_e2b {
 ///
 /// Secrets shorter than min_secret_length are ignored (redacting one or two
 /// characters would destroy every message without protecting anything).
-class secret_redactor {
+class PRISM_E2B_API secret_redactor {
 public:
-    static constexpr std::size_t min_secret_length = 4;
-    static constexpr std::string_view replacement = "[REDACTED]";
+    static constexpr std::size_t min_secret_length = 4;            ///< shorter secrets are ignored
+    static constexpr std::string_view replacement = "[REDACTED]";  ///< what a secret is replaced with
 
     secret_redactor();
     ~secret_redactor();

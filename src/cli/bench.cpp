@@ -1,28 +1,34 @@
-// prism-e2b bench: the benchmarks of bench/ (same code as the
-// prism_e2b_bench_<name> executables).
+// prism-e2b bench: runs prism-e2b-bench (bench/), which holds the benchmark
+// code, so the shipped CLI carries none of it. The bench program is looked up
+// next to this executable (the build tree and an install put them side by
+// side), then on PATH; it replaces this process, so its output and exit code
+// are the command's.
 #include "cli/commands.hpp"
 
-#ifdef PRISM_E2B_HAVE_BENCH
-#include "driver.hpp"
-#endif
-
-#include <iostream>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <unistd.h>
 
 namespace prism_e2b::cli {
 namespace {
 
 int bench(std::vector<std::string> const& args)
 {
-#ifdef PRISM_E2B_HAVE_BENCH
+    namespace fs = std::filesystem;
+    std::string program = "prism-e2b-bench";
+    std::error_code ec;
+    fs::path const self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec && fs::exists(self.parent_path() / program, ec)) program = (self.parent_path() / program).string();
+
     std::vector<std::string> copy = args;
     std::vector<char*> argv;
+    argv.push_back(program.data());
     for (auto& a : copy) argv.push_back(a.data());
     argv.push_back(nullptr);
-    return prism_e2b::bench::run_cli("", static_cast<int>(copy.size()), argv.data());
-#else
-    (void)args;
-    return fail(exit_config, "bench: this build has no benchmarks (configure with PRISM_E2B_BUILD_BENCH=ON)");
-#endif
+    ::execvp(program.c_str(), argv.data());  // returns only on failure
+    return fail(exit_config, "bench: cannot run prism-e2b-bench (" + std::string(std::strerror(errno)) +
+                                 "); build it with PRISM_E2B_BUILD_BENCH=ON");
 }
 
 bool const registered = register_command({

@@ -5,7 +5,7 @@
 // escapes smuggled in).
 #include <prism_e2b/process_ref.hpp>
 
-#include "core/base64.hpp"
+#include "protocol/base64.hpp"
 
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>

@@ -1,9 +1,9 @@
 // process.Process over the Connect protocol with the JSON codec: Start and
 // Connect stream envelopes (start, data, keepalive, end; errors in the
 // end-of-stream envelope); List, SendInput, CloseStdin, SendSignal are unary.
-#include "core/base64.hpp"
 #include "emulator/server_state.hpp"
-#include "wire/envelope.hpp"
+#include "protocol/base64.hpp"
+#include "protocol/envelope.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

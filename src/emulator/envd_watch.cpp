@@ -3,7 +3,7 @@
 // keepalive messages as envd sends them.
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
-#include "wire/envelope.hpp"
+#include "protocol/envelope.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>

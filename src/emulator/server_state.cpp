@@ -4,8 +4,8 @@
 
 #include <prism_e2b/redactor.hpp>
 
-#include "core/base64.hpp"
 #include "emulator/sandbox_fs.hpp"
+#include "protocol/base64.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -14,7 +14,7 @@ namespace prism_e2b::wire {
 // A waiter owns a one-slot channel: release() try_sends into it, which is
 // thread-safe and never lost even if the waiter has not started waiting yet.
 struct async_semaphore::waiter {
-    explicit waiter(asio::any_io_executor ex) : channel(std::move(ex), 1) {}
+    explicit waiter(asio::any_io_executor const& ex) : channel(ex, 1) {}
     asio::experimental::concurrent_channel<void(boost::system::error_code)> channel;
     bool granted = false;  // guarded by the semaphore's mutex
 };

@@ -2,9 +2,9 @@
 // filesystem.Filesystem, the process streams' opening, /files and /health.
 #include <prism_e2b/redactor.hpp>
 
-#include "core/base64.hpp"
+#include "protocol/base64.hpp"
+#include "protocol/envelope.hpp"
 #include "wire/client_impl.hpp"
-#include "wire/envelope.hpp"
 #include "wire/error_map.hpp"
 #include "wire/protojson.hpp"
 #include "wire/rest_json.hpp"

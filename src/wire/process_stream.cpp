@@ -2,8 +2,8 @@
 // envelopes decoded as bytes arrive, the event order checked (start first,
 // end before the end-of-stream envelope), and a cut stream reported as
 // errc::unknown_outcome, never as an exit.
+#include "protocol/envelope.hpp"
 #include "wire/client_impl.hpp"
-#include "wire/envelope.hpp"
 #include "wire/error_map.hpp"
 #include "wire/protojson.hpp"
 

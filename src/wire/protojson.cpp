@@ -1,6 +1,6 @@
 #include "wire/protojson.hpp"
 
-#include "core/base64.hpp"
+#include "protocol/base64.hpp"
 
 #include <boost/json.hpp>
 

@@ -8,7 +8,7 @@
 
 #include <prism_e2b/local_server.hpp>
 
-#include "wire/envelope.hpp"
+#include "protocol/envelope.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/executor_work_guard.hpp>

@@ -3,6 +3,7 @@
 #define PRISM_E2B_E2B_CLIENT_OPTIONS_HPP
 
 #include <prism_e2b/error.hpp>
+#include <prism_e2b/export.hpp>
 #include <prism_e2b/log.hpp>
 
 #include <chrono>
@@ -19,9 +20,9 @@ namespace prism_e2b::e2b {
 /// e2b.app, e2b.dev, e2b.pro, e2b-staging.dev, as the official SDK; otherwise
 /// per sandbox "https://49983-<id>.<domain>").
 struct client_options {
-    std::optional<std::string> api_key;  ///< secret; never logged
-    std::optional<std::string> domain;
-    std::optional<std::string> api_url;
+    std::optional<std::string> api_key;      ///< secret; never logged
+    std::optional<std::string> domain;       ///< E2B_DOMAIN, default "e2b.app"
+    std::optional<std::string> api_url;      ///< the control plane's origin (E2B_API_URL)
     std::optional<std::string> sandbox_url;  ///< one envd origin for all sandboxes
 
     /// Bound on one request (control plane) or one unary envd call; 0 disables.
@@ -47,22 +48,22 @@ struct client_options {
     /// Extra CA bundle (PEM file) trusted in addition to the system store. Peer
     /// verification is always on; there is no way to turn it off.
     std::optional<std::string> ca_file;
-    std::string user_agent = "prism-e2b/0.1.0";
-    log_sink logger;
+    std::string user_agent = "prism-e2b/0.1.0";  ///< User-Agent header
+    log_sink logger;                             ///< receives redacted log lines; empty: no logging
 };
 
 /// Options with every empty field filled from the environment and defaults.
 struct resolved_client_options {
-    std::string api_key;
-    std::string domain;
-    std::string api_url;
-    std::optional<std::string> sandbox_url;
-    client_options raw;
+    std::string api_key;                     ///< secret; never logged
+    std::string domain;                      ///< the E2B domain
+    std::string api_url;                     ///< the control plane's origin
+    std::optional<std::string> sandbox_url;  ///< one envd origin for all sandboxes; absent: per sandbox
+    client_options raw;                      ///< the options as given
 };
 
 /// Fills empty fields from E2B_* variables and defaults. Errors:
 /// errc::invalid_argument when no API key is given or set, or a URL is not http(s).
-result<resolved_client_options> resolve_client_options(client_options options);
+PRISM_E2B_API result<resolved_client_options> resolve_client_options(client_options options);
 
 }  // namespace prism_e2b::e2b
 

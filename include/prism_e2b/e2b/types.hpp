@@ -3,6 +3,7 @@
 #ifndef PRISM_E2B_E2B_TYPES_HPP
 #define PRISM_E2B_E2B_TYPES_HPP
 
+#include <prism_e2b/export.hpp>
 #include <prism_e2b/limits.hpp>
 #include <prism_e2b/process.hpp>
 
@@ -18,16 +19,17 @@ namespace prism_e2b::e2b {
 
 using metadata_map = std::map<std::string, std::string>;
 
+/// Lifecycle state of a sandbox as the control plane reports it.
 enum class sandbox_state { running, paused };
 
 /// POST /sandboxes body (NewSandbox).
 struct create_sandbox_params {
-    std::string template_id = "base";
-    metadata_map metadata;
-    env_map env_vars;
-    std::chrono::seconds timeout{300};  ///< whole seconds on the wire
-    bool secure = true;
-    bool allow_internet_access = true;
+    std::string template_id = "base";       ///< template name or id to start from
+    metadata_map metadata;                  ///< metadata (labels) stored with the sandbox
+    env_map env_vars;                       ///< environment variables of every process
+    std::chrono::seconds timeout{300};      ///< whole seconds on the wire
+    bool secure = true;                     ///< envd requires an access token (X-Access-Token)
+    bool allow_internet_access = true;      ///< the sandbox may reach the internet
     std::optional<bool> auto_pause;         ///< sent only when set
     std::optional<bool> auto_pause_memory;  ///< sent only when set
     std::optional<bool> auto_resume;        ///< sent as {"autoResume":{"enabled":..}} when set
@@ -35,120 +37,133 @@ struct create_sandbox_params {
 
 /// The Sandbox schema: what create and connect answer.
 struct sandbox_handle {
-    std::string sandbox_id;
-    std::string template_id;
-    std::string alias;
-    std::string envd_version;
+    std::string sandbox_id;                        ///< the sandbox id
+    std::string template_id;                       ///< the template it was started from
+    std::string alias;                             ///< the template's alias
+    std::string envd_version;                      ///< envd version inside the sandbox
     std::optional<std::string> envd_access_token;  ///< secret; registered with the redactor
-    std::optional<std::string> domain;
+    std::optional<std::string> domain;             ///< the sandbox's own domain, when it differs from the client's
 };
 
+/// Lifecycle settings of a sandbox (SandboxLifecycle).
 struct sandbox_lifecycle {
-    bool auto_resume = false;
+    bool auto_resume = false;         ///< resumed automatically on activity
     std::string on_timeout = "kill";  ///< "kill" or "pause"
 };
 
 /// SandboxDetail / ListedSandbox.
 struct sandbox_info {
-    std::string sandbox_id;
-    std::string template_id;
-    std::string alias;
-    sandbox_state state = sandbox_state::running;
-    metadata_map metadata;
-    std::string started_at;  ///< RFC 3339 as sent
-    std::string end_at;      ///< RFC 3339 as sent
-    std::string envd_version;
-    std::optional<std::string> envd_access_token;
-    std::optional<std::string> domain;
-    std::int32_t cpu_count = 0;
-    std::int32_t memory_mb = 0;
-    std::int32_t disk_size_mb = 0;
-    std::optional<sandbox_lifecycle> lifecycle;
+    std::string sandbox_id;                        ///< the sandbox id
+    std::string template_id;                       ///< the template it was started from
+    std::string alias;                             ///< the template's alias
+    sandbox_state state = sandbox_state::running;  ///< running or paused
+    metadata_map metadata;                         ///< metadata (labels) stored with the sandbox
+    std::string started_at;                        ///< RFC 3339 as sent
+    std::string end_at;                            ///< RFC 3339 as sent
+    std::string envd_version;                      ///< envd version inside the sandbox
+    std::optional<std::string> envd_access_token;  ///< envd access token; secret
+    std::optional<std::string> domain;             ///< the sandbox's own domain, when it differs from the client's
+    std::int32_t cpu_count = 0;                    ///< virtual CPUs
+    std::int32_t memory_mb = 0;                    ///< memory in MiB
+    std::int32_t disk_size_mb = 0;                 ///< disk size in MiB
+    std::optional<sandbox_lifecycle> lifecycle;    ///< lifecycle settings, when the server sends them
 };
 
 /// GET /v2/sandboxes query.
 struct list_params {
-    metadata_map metadata;              ///< all must match
-    std::vector<sandbox_state> states;  ///< empty: the server's default
-    std::optional<std::uint32_t> limit;
-    std::optional<std::string> next_token;
+    metadata_map metadata;                  ///< all must match
+    std::vector<sandbox_state> states;      ///< empty: the server's default
+    std::optional<std::uint32_t> limit;     ///< page size; the server's default when absent
+    std::optional<std::string> next_token;  ///< continuation token from the previous page
 };
 
+/// One page of GET /v2/sandboxes.
 struct sandbox_page {
-    std::vector<sandbox_info> sandboxes;
+    std::vector<sandbox_info> sandboxes;    ///< the sandboxes on this page
     std::optional<std::string> next_token;  ///< from header x-next-token; empty: last page
 };
 
 /// What POST /sandboxes/{id}/connect did.
 struct connect_result {
+    /// 200: it was running; 201: it was paused and is resumed.
     enum class kind { already_running /*200*/, resumed /*201*/ };
-    kind outcome = kind::already_running;
-    sandbox_handle sandbox;
+    kind outcome = kind::already_running;  ///< what happened
+    sandbox_handle sandbox;                ///< the sandbox, with a fresh envd access token
 };
 
 /// What POST /sandboxes/{id}/pause did. busy (503) leaves the sandbox running.
 struct pause_reply {
+    /// By HTTP status: 204, 409, 503 and 404.
     enum class kind { paused /*204*/, already_paused /*409*/, busy /*503*/, not_found /*404*/ };
-    kind outcome = kind::paused;
-    int http_status = 0;
-    std::string message;
+    kind outcome = kind::paused;  ///< what happened
+    int http_status = 0;          ///< the HTTP status received
+    std::string message;          ///< the server's message, redacted
 };
 
 /// Where envd of one sandbox is and how to authenticate to it.
-struct envd_target {
-    std::string sandbox_id;
+struct PRISM_E2B_API envd_target {
+    std::string sandbox_id;                   ///< the sandbox id
     std::optional<std::string> access_token;  ///< X-Access-Token; secret
     std::optional<std::string> domain;        ///< the sandbox's domain, else the client's
     std::string envd_version;                 ///< gates CloseStdin (>= 0.5.2) and octet-stream upload (>= 0.5.7)
 
-    static envd_target from(sandbox_handle const& h);
-    static envd_target from(sandbox_info const& i);
+    static envd_target from(sandbox_handle const& h);  ///< the target of a created or connected sandbox
+    static envd_target from(sandbox_info const& i);    ///< the target of a listed or fetched sandbox
 };
 
 // ---- process.Process -------------------------------------------------------
 
+/// The process to start (process.ProcessConfig).
 struct process_config {
-    std::string cmd;
-    std::vector<std::string> args;
-    env_map envs;
-    std::optional<std::string> cwd;
+    std::string cmd;                 ///< executable
+    std::vector<std::string> args;   ///< arguments, without argv[0]
+    env_map envs;                    ///< environment variables
+    std::optional<std::string> cwd;  ///< working directory; envd's default when absent
 };
 
+/// process.Process/Start request.
 struct start_process_params {
-    process_config process;
-    bool stdin = false;
-    std::optional<std::string> tag;
+    process_config process;           ///< what to run
+    bool stdin = false;               ///< keep stdin open for send_stdin
+    std::optional<std::string> tag;   ///< a tag to find the process by later
     std::optional<std::string> user;  ///< Authorization: Basic base64("user:")
     /// Connect-Timeout-Ms: envd kills the process when it passes. 0 sends no
     /// deadline (long-running processes). The official SDK's default is 60 s.
     std::chrono::milliseconds timeout{60000};
 };
 
+/// Names one process: by pid or by tag (exactly one set).
 struct process_selector {
-    std::optional<std::uint32_t> pid;
-    std::optional<std::string> tag;
+    std::optional<std::uint32_t> pid;  ///< by pid
+    std::optional<std::string> tag;    ///< by tag
 };
 
+/// A running process (process.Process/List).
 struct process_info {
-    process_config config;
-    std::uint32_t pid = 0;
-    std::optional<std::string> tag;
+    process_config config;           ///< what was started
+    std::uint32_t pid = 0;           ///< its pid
+    std::optional<std::string> tag;  ///< its tag, when it has one
 };
 
+/// The process started.
 struct start_event {
-    std::uint32_t pid = 0;
+    std::uint32_t pid = 0;  ///< its pid
 };
+/// Output of the process.
 struct data_event {
+    /// Which stream the bytes came from.
     enum class stream_kind { stdout_data, stderr_data, pty };
-    stream_kind stream = stream_kind::stdout_data;
-    std::string bytes;  ///< decoded from base64
+    stream_kind stream = stream_kind::stdout_data;  ///< the stream
+    std::string bytes;                              ///< decoded from base64
 };
+/// The process ended.
 struct end_event {
-    std::int32_t exit_code = 0;  ///< absent on the wire means 0
-    bool exited = false;
-    std::string status;
-    std::optional<std::string> error;
+    std::int32_t exit_code = 0;        ///< absent on the wire means 0
+    bool exited = false;               ///< it exited (false: killed by a signal)
+    std::string status;                ///< envd's status text, e.g. "exit status 1"
+    std::optional<std::string> error;  ///< why it ended abnormally, when envd says
 };
+/// Sent by envd to keep an idle stream open; carries nothing.
 struct keepalive_event {};
 
 using process_event = std::variant<start_event, data_event, end_event, keepalive_event>;
@@ -163,29 +178,32 @@ using process_event = std::variant<start_event, data_event, end_event, keepalive
 ///
 /// Thread safety: one next() at a time. Per-operation cancellation of next():
 /// terminal; the stream is unusable afterwards.
-class process_event_stream {
+class PRISM_E2B_API process_event_stream {
 public:
     virtual ~process_event_stream() = default;
-    virtual boost::asio::awaitable<result<std::optional<process_event>>> next() = 0;
+    virtual boost::asio::awaitable<result<std::optional<process_event>>>
+    next() = 0;  ///< the next event; std::nullopt after `end` and a clean end of stream
     /// Closes the connection now; a pending next() completes with errc::cancelled.
     virtual void close() noexcept = 0;
 };
 
 // ---- filesystem.Filesystem + /files ----------------------------------------
 
+/// Kind of a filesystem entry.
 enum class file_type { unspecified, file, directory, symlink };
 
+/// A filesystem entry (filesystem.EntryInfo).
 struct entry_info {
-    std::string name;
-    file_type type = file_type::unspecified;
-    std::string path;
-    std::int64_t size = 0;
-    std::uint32_t mode = 0;
-    std::string permissions;
-    std::string owner;
-    std::string group;
-    std::string modified_time;  ///< RFC 3339 as sent
-    std::optional<std::string> symlink_target;
+    std::string name;                           ///< base name
+    file_type type = file_type::unspecified;    ///< file, directory or symlink
+    std::string path;                           ///< absolute path
+    std::int64_t size = 0;                      ///< size in bytes
+    std::uint32_t mode = 0;                     ///< Unix mode bits
+    std::string permissions;                    ///< permissions as text, e.g. "-rw-r--r--"
+    std::string owner;                          ///< owning user
+    std::string group;                          ///< owning group
+    std::string modified_time;                  ///< RFC 3339 as sent
+    std::optional<std::string> symlink_target;  ///< where a symlink points
 };
 
 }  // namespace prism_e2b::e2b

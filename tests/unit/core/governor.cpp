@@ -203,7 +203,7 @@ BOOST_AUTO_TEST_CASE(fifo_order_on_one_thread)
     exec_governor gov(make_limits(100, 1));
     std::optional<exec_permit> holder;
     asio::co_spawn(
-        ioc, [&]() -> asio::awaitable<void> { holder.emplace(std::move(*(co_await gov.acquire()))); }, asio::detached);
+        ioc, [&]() -> asio::awaitable<void> { holder.emplace(*(co_await gov.acquire())); }, asio::detached);
     poll(ioc);
     BOOST_REQUIRE(holder.has_value());
 
@@ -410,8 +410,7 @@ BOOST_AUTO_TEST_CASE(partial_and_total_cancellation_are_honoured)
         exec_governor gov(make_limits(10, 1));
         std::optional<exec_permit> holder;
         asio::co_spawn(
-            ioc, [&]() -> asio::awaitable<void> { holder.emplace(std::move(*(co_await gov.acquire()))); },
-            asio::detached);
+            ioc, [&]() -> asio::awaitable<void> { holder.emplace(*(co_await gov.acquire())); }, asio::detached);
         poll(ioc);
         BOOST_REQUIRE(holder.has_value());
 
@@ -500,7 +499,7 @@ BOOST_AUTO_TEST_CASE(cancelled_waiter_refunds_its_command)
     exec_governor gov(make_limits(2, 1));
     std::optional<exec_permit> holder;
     asio::co_spawn(
-        ioc, [&]() -> asio::awaitable<void> { holder.emplace(std::move(*(co_await gov.acquire()))); }, asio::detached);
+        ioc, [&]() -> asio::awaitable<void> { holder.emplace(*(co_await gov.acquire())); }, asio::detached);
     asio::cancellation_signal signal;
     std::optional<result<exec_permit>> waiter;
     asio::co_spawn(
@@ -541,7 +540,7 @@ BOOST_AUTO_TEST_CASE(permit_outlives_governor)
     std::optional<exec_permit> permit;
     std::optional<result<exec_permit>> orphan;
     asio::co_spawn(
-        ioc, [&]() -> asio::awaitable<void> { permit.emplace(std::move(*(co_await gov->acquire()))); }, asio::detached);
+        ioc, [&]() -> asio::awaitable<void> { permit.emplace(*(co_await gov->acquire())); }, asio::detached);
     asio::co_spawn(
         ioc, [&]() -> asio::awaitable<void> { orphan.emplace(co_await gov->acquire()); }, asio::detached);
     poll(ioc);
@@ -583,7 +582,7 @@ BOOST_AUTO_TEST_CASE(permit_move_semantics_release_once)
     std::vector<exec_permit> p;
     for (int i = 0; i < 2; ++i)
         asio::co_spawn(
-            ioc, [&]() -> asio::awaitable<void> { p.push_back(std::move(*(co_await gov.acquire()))); }, asio::detached);
+            ioc, [&]() -> asio::awaitable<void> { p.push_back(*(co_await gov.acquire())); }, asio::detached);
     run(ioc);
     BOOST_REQUIRE(p.size() == 2u);
     BOOST_TEST(gov.in_flight() == 2u);

@@ -1,7 +1,7 @@
 #include <prism_e2b/process.hpp>
 #include <prism_e2b/process_ref.hpp>
 
-#include "core/base64.hpp"
+#include "protocol/base64.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -3,7 +3,7 @@
 // The binary is found through PRISM_E2B_CLI_PATH (compile definition or
 // environment), else next to the build tree (<build>/prism-e2b).
 #include "client_fixture.hpp"
-#include "core/base64.hpp"
+#include "protocol/base64.hpp"
 
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>

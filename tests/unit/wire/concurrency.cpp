@@ -5,10 +5,10 @@
 #include <prism_e2b/e2b/client.hpp>
 
 #include "client_fixture.hpp"
-#include "core/base64.hpp"
+#include "protocol/base64.hpp"
+#include "protocol/envelope.hpp"
 #include "run_coro.hpp"
 #include "wire/async_semaphore.hpp"
-#include "wire/envelope.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>

@@ -1,6 +1,6 @@
 // Connect envelope codec: split reads, batching, and every malformed input is a
 // clear protocol_error (never a crash or a hang).
-#include "wire/envelope.hpp"
+#include "protocol/envelope.hpp"
 
 #include "wire/protojson.hpp"
 

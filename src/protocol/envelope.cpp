@@ -1,4 +1,4 @@
-#include "wire/envelope.hpp"
+#include "protocol/envelope.hpp"
 
 namespace prism_e2b::wire {
 

@@ -1,7 +1,7 @@
 // Connect-protocol envelope framing (sans-io): 1 flag byte, 4-byte big-endian
 // length, then the message. Used by the client and by the local server.
-#ifndef PRISM_E2B_WIRE_ENVELOPE_HPP
-#define PRISM_E2B_WIRE_ENVELOPE_HPP
+#ifndef PRISM_E2B_PROTOCOL_ENVELOPE_HPP
+#define PRISM_E2B_PROTOCOL_ENVELOPE_HPP
 
 #include <prism_e2b/error.hpp>
 

@@ -1,4 +1,4 @@
-#include "core/base64.hpp"
+#include "protocol/base64.hpp"
 
 #include <array>
 #include <cstdint>

@@ -1,8 +1,8 @@
 // Base64 codecs (RFC 4648): the standard alphabet (protobuf `bytes` in
 // ProtoJSON, section 4) and base64url without padding (process refs, section 5).
 // Decoders are strict: they never throw and reject anything non-canonical.
-#ifndef PRISM_E2B_CORE_BASE64_HPP
-#define PRISM_E2B_CORE_BASE64_HPP
+#ifndef PRISM_E2B_PROTOCOL_BASE64_HPP
+#define PRISM_E2B_PROTOCOL_BASE64_HPP
 
 #include <optional>
 #include <string>

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Layering, checked by the compiler. For each area, a probe translation unit
+is compiled (-fsyntax-only) with exactly the flags the build uses for that
+area's sources (from compile_commands.json); it fails when the area can see
+another area's internal headers it must not, or cannot see one it should.
+The allowed directions are the USES of src/<area>/CMakeLists.txt.
+
+usage: check_layering.py <source dir> <build dir>"""
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+source_dir, build_dir = (os.path.abspath(p) for p in sys.argv[1:3])
+# One internal header per area that has any.
+header = {
+    "protocol": "protocol/envelope.hpp",
+    "wire": "wire/retry.hpp",
+    "adapter": "adapter/exec.hpp",
+    "emulator": "emulator/server_state.hpp",
+    "cli": "cli/commands.hpp",
+}
+# What each area may include besides its own headers and include/prism_e2b/.
+sees = {
+    "protocol": set(),
+    "core": {"protocol"},
+    "wire": {"protocol"},
+    "adapter": set(),
+    "emulator": {"protocol"},
+    "cli": set(),
+}
+
+commands = json.load(open(os.path.join(build_dir, "compile_commands.json")))
+checked, failures = [], []
+for area, allowed in sees.items():
+    prefix = os.path.join(source_dir, "src", area) + os.sep
+    entry = next((e for e in commands if e["file"].startswith(prefix)), None)
+    if entry is None:
+        continue  # not built in this configuration
+    lines = [f"// probe: {area} sees {sorted(allowed)}"]
+    for other, h in header.items():
+        if other == area or other in allowed:
+            lines += [f'#if !__has_include("{h}")', f'#error "layering: {area} cannot include {h}"', "#endif"]
+        else:
+            lines += [f'#if __has_include("{h}")', f'#error "layering: {area} can include {h}"', "#endif"]
+    args = shlex.split(entry["command"]) if "command" in entry else list(entry["arguments"])
+    out = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in ("-o", "-c", "-MF", "-MT", "-MQ"):
+            skip = True
+            continue
+        if a in ("-MD", "-MMD") or a == entry["file"] or os.path.join(entry["directory"], a) == entry["file"]:
+            continue
+        out.append(a)
+    with tempfile.NamedTemporaryFile("w", suffix=".cpp", delete=False) as f:
+        f.write("\n".join(lines) + "\n")
+        probe = f.name
+    try:
+        r = subprocess.run(out + ["-fsyntax-only", probe], cwd=entry["directory"], capture_output=True, text=True)
+    finally:
+        os.unlink(probe)
+    if r.returncode != 0:
+        failures.append(f"{area}:\n{r.stderr.strip()}")
+    checked.append(area)
+
+if not checked:
+    print("check_layering: no area sources in compile_commands.json")
+    sys.exit(1)
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print(f"check_layering: {', '.join(checked)} see only what they may")

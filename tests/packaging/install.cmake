@@ -1,0 +1,17 @@
+# Installs the built project into PREFIX (a clean scratch directory), then
+# checks that the files a packager expects are there.
+file(REMOVE_RECURSE ${PREFIX})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX} RESULT_VARIABLE rc OUTPUT_QUIET)
+if(rc)
+  message(FATAL_ERROR "install failed")
+endif()
+foreach(_f ${EXPECT})
+  if(NOT EXISTS ${PREFIX}/${_f})
+    message(FATAL_ERROR "the install tree lacks ${_f}")
+  endif()
+endforeach()
+foreach(_f ${EXPECT_ABSENT})
+  if(EXISTS ${PREFIX}/${_f})
+    message(FATAL_ERROR "the install tree has ${_f}, which this configuration does not build")
+  endif()
+endforeach()

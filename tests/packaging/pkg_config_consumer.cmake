@@ -1,0 +1,36 @@
+# Compiles tests/packaging/consumer.cpp with nothing but
+# `pkg-config --cflags --libs prism_e2b` from PREFIX, then runs it.
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+file(GLOB_RECURSE _pc ${PREFIX}/*/prism_e2b.pc)
+if(NOT _pc)
+  message(FATAL_ERROR "no prism_e2b.pc under ${PREFIX}")
+endif()
+get_filename_component(_pcdir ${_pc} DIRECTORY)
+set(ENV{PKG_CONFIG_PATH} ${_pcdir})
+execute_process(COMMAND ${PKG_CONFIG} --cflags --libs prism_e2b
+  OUTPUT_VARIABLE _flags OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "pkg-config --cflags --libs prism_e2b failed")
+endif()
+separate_arguments(_flags UNIX_COMMAND "${_flags}")
+set(_sanitize)
+if(SANITIZE)
+  set(_sanitize -fsanitize=${SANITIZE})
+endif()
+set(_rpath)
+if(SHARED)
+  # Find the installed libprism_e2b.so at run time.
+  get_filename_component(_libdir ${_pcdir} DIRECTORY)
+  set(_rpath -Wl,-rpath,${_libdir})
+endif()
+execute_process(COMMAND ${CXX} ${_sanitize} "-DPRISM_E2B_EXPECTED_VERSION=\"${VERSION}\""
+  ${SOURCE} -o ${WORK_DIR}/consumer ${_flags} ${_rpath}
+  RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "compiling with pkg-config's flags failed: ${_flags}")
+endif()
+execute_process(COMMAND ${WORK_DIR}/consumer RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "the pkg-config consumer failed")
+endif()
