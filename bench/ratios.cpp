@@ -76,6 +76,24 @@ void add_ratios(scenario_report& report)
             add(report, "client peak RSS (KiB)", "cpp", *cpp->metric("peak_rss_kib"), "js", *js->metric("peak_rss_kib"),
                 "<= 0.2", 0.2);
     }
+    if (report.scenario == "redactor") {
+        // The same operations with 10,000 tokens registered over 10: "no slower".
+        if (auto const* many = report.find_side("cpp_10k")) {
+            for (char const* op : {"exec", "error_line"}) {
+                auto const* a = many->find_op(op);
+                auto const* b = cpp->find_op(op);
+                if (!a || !b || a->empty() || b->empty()) continue;
+                auto const sa = summarize(*a), sb = summarize(*b);
+                add(report, std::string(op) + " p50 (10,000 / 10 tokens)", "cpp_10k", sa.p50, "cpp", sb.p50, "<= 1.1",
+                    1.1);
+                add(report, std::string(op) + " mean (10,000 / 10 tokens)", "cpp_10k", sa.mean, "cpp", sb.mean,
+                    "<= 1.1", 1.1);
+            }
+            if (many->metric("cpu_seconds") && cpp->metric("cpu_seconds"))
+                add(report, "client CPU (10,000 / 10 tokens)", "cpp_10k", *many->metric("cpu_seconds"), "cpp",
+                    *cpp->metric("cpu_seconds"), "<= 1.1", 1.1);
+        }
+    }
     if (report.scenario == "unary_floor") {
         if (raw) {
             auto const* sdk = cpp->find_op("stat");

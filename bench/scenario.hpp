@@ -33,6 +33,8 @@ struct server_endpoint {
 std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
 std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
 std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
+/// Sides "cpp" (10 envd tokens registered) and "cpp_10k" (10,000).
+std::string run_redactor(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
 
 /// Runs bench/js/<script>.mjs with node against `srv`, merging its output as
 /// side "js". Errors as text.

@@ -7,6 +7,7 @@
 #include <prism_e2b/e2b_sandbox.hpp>
 #include <prism_e2b/exec_governor.hpp>
 #include <prism_e2b/log.hpp>
+#include <prism_e2b/redactor.hpp>
 #include <prism_e2b/sandbox.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -41,6 +42,12 @@ struct e2b_sandbox_core : std::enable_shared_from_this<e2b_sandbox_core> {
     e2b_sandbox_core(boost::asio::any_io_executor ex, std::shared_ptr<e2b::client> c, sandbox_limits lim)
         : executor(std::move(ex)), client(std::move(c)), limits(lim), governor(lim)
     {
+    }
+    /// Forgotten by the host: the sandbox's token stops being a live secret
+    /// (another handle's next envd call registers it again).
+    ~e2b_sandbox_core()
+    {
+        if (!id.empty()) secret_redactor::global().release(id);
     }
 
     boost::asio::any_io_executor executor;

@@ -200,6 +200,9 @@ std::optional<std::string> basic_auth_user(std::string_view header)
 
 namespace {
 
+/// The server's own registration of a sandbox's access token, released when the sandbox goes.
+std::string token_scope(std::string const& sandbox_id) { return "prism-e2b-local/" + sandbox_id; }
+
 std::vector<pid_t> cgroup_pids(std::string const& dir)
 {
     std::vector<pid_t> out;
@@ -257,7 +260,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     sb->id = random_id(20);
     sb->template_id = std::move(template_id);
     sb->access_token = random_hex(32);
-    secret_redactor::global().add(sb->access_token);
+    secret_redactor::global().add(sb->access_token, token_scope(sb->id));
     sb->dir = state_dir / "sandboxes" / sb->id;
     sb->root = sb->dir / "root";
     bool const ns = engine == "namespaces";
@@ -402,6 +405,7 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
         std::lock_guard lk(sb->ledger_mutex);
         if (!ledger.empty()) ledger_remove(ledger, sb->id);
     }
+    secret_redactor::global().release(token_scope(sb->id));
     kill_everything(*sb, procs);
     {
         std::lock_guard lk(sb->mutex);
@@ -639,7 +643,7 @@ void server_state::restore_from_ledger()
         }
         sb->template_id = str("templateID");
         sb->access_token = str("accessToken");
-        secret_redactor::global().add(sb->access_token);
+        secret_redactor::global().add(sb->access_token, token_scope(sb->id));
         sb->dir = state_dir / "sandboxes" / sb->id;
         sb->root = sb->dir / "root";
         sb->root_fd = ::open(sb->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -754,6 +758,7 @@ void server_state::stop_all()
             std::lock_guard lk(mutex);
             sandboxes.erase(sb->id);
         }
+        secret_redactor::global().release(token_scope(sb->id));
         auto cgroups = sb->limit_cgroups;
         if (!sb->cgroup_dir.empty()) cgroups.push_back(sb->cgroup_dir);
         for (int i = 0; i < 200 && (!cgroups.empty() || init_pid > 0); ++i) {

@@ -117,8 +117,15 @@ asio::awaitable<result<bool>> client_impl::kill_sandbox(std::string sandbox_id)
 {
     auto r = co_await api_call("DELETE", id_path(sandbox_id), std::nullopt, false);
     if (!r) co_return r.error();
-    if (ok(r->status)) co_return true;
-    if (effective_rest_status(r->status, parse_rest_error_body(r->body)) == 404) co_return false;
+    // Gone either way: its access token is no longer a live secret of this client.
+    if (ok(r->status)) {
+        secret_redactor::global().release(sandbox_id);
+        co_return true;
+    }
+    if (effective_rest_status(r->status, parse_rest_error_body(r->body)) == 404) {
+        secret_redactor::global().release(sandbox_id);
+        co_return false;
+    }
     co_return rest_error("kill sandbox " + sandbox_id, r->status, r->body);
 }
 

@@ -50,7 +50,7 @@ result<origin> client_impl::envd_origin(e2b::envd_target const& t) const
             return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
         }))
         return error(errc::invalid_argument, "invalid sandbox id '" + t.sandbox_id + "'");
-    if (t.access_token) secret_redactor::global().add(*t.access_token);
+    if (t.access_token) secret_redactor::global().add(*t.access_token, t.sandbox_id);
     if (sandbox_) return *sandbox_;
     auto const& domain = t.domain && !t.domain->empty() ? *t.domain : opts_.domain;
     // E2B's own domains serve every sandbox's envd from one origin, routed by the

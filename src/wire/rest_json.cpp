@@ -79,9 +79,11 @@ result<json::object const*> as_object(json::value const& v)
     return &v.get_object();
 }
 
-void register_token(std::optional<std::string> const& t)
+/// A sandbox's envd access token is a secret for as long as the sandbox lives:
+/// it is held under the sandbox id (released when the client kills it).
+void register_token(std::optional<std::string> const& t, std::string const& sandbox_id)
 {
-    if (t && !t->empty()) secret_redactor::global().add(*t);
+    if (t && !t->empty()) secret_redactor::global().add(*t, sandbox_id);
 }
 
 result<e2b::sandbox_info> to_info(json::object const& o, bool detail)
@@ -124,7 +126,7 @@ result<e2b::sandbox_info> to_info(json::object const& o, bool detail)
         auto dom = opt_str(o, "domain");
         if (!tok) return tok.error();
         if (!dom) return dom.error();
-        register_token(*tok);
+        register_token(*tok, *id);
         i.envd_access_token = std::move(*tok);
         if (*dom && !(*dom)->empty()) i.domain = std::move(*dom);
         if (auto const* lc = field(o, "lifecycle")) {
@@ -279,7 +281,7 @@ result<e2b::sandbox_handle> parse_sandbox(std::string_view body)
     auto dom = opt_str(*o, "domain");
     if (!tok) return tok.error();
     if (!dom) return dom.error();
-    register_token(*tok);
+    register_token(*tok, *id);
     h.sandbox_id = std::move(*id);
     h.template_id = std::move(*tpl);
     h.alias = std::move(*alias);

@@ -5,6 +5,7 @@
 #include <prism_e2b/process_recovery.hpp>
 #include <prism_e2b/process_ref.hpp>
 #include <prism_e2b/process_sessions.hpp>
+#include <prism_e2b/redactor.hpp>
 
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
@@ -178,6 +179,38 @@ BOOST_AUTO_TEST_CASE(no_secret_reaches_logs_errors_refs_labels_status_or_process
         BOOST_TEST(item.find(token) == std::string::npos, "the access token leaked into " << item.substr(0, 40));
     }
     BOOST_TEST(saw_log);  // the scenario really was logged
+}
+
+// A long-lived host: every sandbox's token is a secret while the sandbox lives
+// (client and server side) and is forgotten once it is killed, so the
+// redactor holds what is live, not everything ever seen.
+BOOST_AUTO_TEST_CASE(tokens_are_secrets_while_their_sandbox_lives)
+{
+    local_server_fixture f;
+    auto const& redactor = secret_redactor::global();
+    std::vector<std::string> tokens;
+    std::size_t const before = redactor.size();
+    run_coro(
+        [&](auto ex) -> asio::awaitable<void> {
+            e2b_sandbox_options o;
+            o.api_key = f.api_key();
+            o.client_options.api_url = f.api_url();
+            o.client_options.sandbox_url = f.sandbox_url();
+            for (int i = 0; i < 12; ++i) {
+                auto sb = co_await create_e2b_sandbox(ex, o);
+                BOOST_TEST_REQUIRE(sb.has_value());
+                tokens.push_back(access_token_of(f, (*sb)->id()));
+                BOOST_TEST(redactor.is_secret(tokens.back()));
+                auto ran = co_await (*sb)->exec(shell("true"));
+                BOOST_TEST(ran.has_value());
+                BOOST_TEST(redactor.is_secret(tokens.back()));
+                auto k = co_await (*sb)->kill();
+                BOOST_TEST(k.has_value());
+            }
+        },
+        std::chrono::seconds(120), 2);
+    for (auto const& t : tokens) BOOST_TEST(!redactor.is_secret(t), "a killed sandbox's token is still held");
+    BOOST_TEST(redactor.size() == before);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
