@@ -104,7 +104,7 @@ struct server_options {
     /// "none", or empty: the strongest this machine allows. start() fails when an engine
     /// named here is not available.
     std::string engine;
-    bool isolate = true;                       ///< false: engine "none" whatever `engine` says
+    bool isolate = true;  ///< false: engine "none" whatever `engine` says
     /// The limits of every sandbox with the namespaces engine (its cgroups; the info's
     /// cpuCount and memoryMB are read back from them).
     unsigned sandbox_cpu_count = 2;

@@ -2,9 +2,9 @@
 // the filesystem calls answer on them, and Remove / kill / stop delete trees
 // deeper than the descriptor limit (lowered for the test).
 #include "emulator/sandbox_fs.hpp"
+#include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "raw_tcp.hpp"
-#include "eventually.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -3,9 +3,9 @@
 // listener's own accounting), the connection cap, and header/idle timeouts
 // against slow clients (short configured timeouts; the test waits with a deadline
 // for the server to close, it never sleeps).
+#include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "raw_tcp.hpp"
-#include "eventually.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -2,9 +2,9 @@
 // the descriptor limit accept backs off instead of spinning, then recovers.
 #ifdef PRISM_E2B_LOCAL_PATH  // built with the server binary
 
+#include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "raw_tcp.hpp"
-#include "eventually.hpp"
 
 #include <boost/test/unit_test.hpp>
 
