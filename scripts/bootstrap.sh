@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build ccache pkg-config openssl ca-certificates
-          libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev)
+          libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev
+          clang libclang-rt-14-dev)  # clang + libFuzzer runtime: the fuzz targets (tests/fuzz)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 

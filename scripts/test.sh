@@ -27,7 +27,7 @@ echo "== every test under AddressSanitizer + UndefinedBehaviorSanitizer"
 configure build/asan -DCMAKE_BUILD_TYPE=Debug -DPRISM_E2B_SANITIZE=address,undefined -DPRISM_E2B_CONFORMANCE_TESTS=ON
 cmake --build build/asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build/asan --output-on-failure
+  ctest --test-dir build/asan --output-on-failure -LE soak
 
 echo "== the concurrent parts under ThreadSanitizer"
 configure build/tsan -DCMAKE_BUILD_TYPE=Debug -DPRISM_E2B_SANITIZE=thread \
@@ -36,3 +36,18 @@ cmake --build build/tsan --target prism_e2b_core_tests prism_e2b_wire_tests pris
   prism_e2b_integration_tests
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build/tsan -R '^prism_e2b_(core|wire|adapter|integration)_tests$' --output-on-failure
+
+# ---- fuzzing and the fault-injection soak (issue 15) ------------------------
+# Every fuzz target replays its committed corpus for a bounded number of runs
+# (tests/fuzz/README.md), built with clang + libFuzzer + ASan + UBSan; then a
+# short soak of the adapter against the local server under random faults, in
+# the ASan/UBSan build above (tests/soak/soak.cpp).
+echo "== fuzz corpus replay (clang, -fsanitize=fuzzer,address,undefined)"
+CC=clang CXX=clang++ configure build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRISM_E2B_SANITIZE=address,undefined \
+  -DPRISM_E2B_BUILD_FUZZERS=ON -DPRISM_E2B_BUILD_EXAMPLES=OFF -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_CLI=OFF
+cmake --build build/fuzz --target prism_e2b_fuzzers
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --test-dir build/fuzz -L fuzz --output-on-failure
+
+echo "== fault-injection soak under AddressSanitizer + UndefinedBehaviorSanitizer"
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --test-dir build/asan -L soak --output-on-failure
+# ---- end of fuzzing and soak -------------------------------------------------

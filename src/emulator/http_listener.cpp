@@ -2,6 +2,8 @@
 // per-route body limits, chunked streaming responses and Server-Timing.
 #include "emulator/http_listener.hpp"
 
+#include "emulator/request_reader.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -263,7 +265,7 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
         try {
             for (;;) {
                 http::request_parser<http::string_body> parser;
-                parser.header_limit(64 * 1024);
+                parser.header_limit(request_header_limit);
                 parser.body_limit(boost::none);                  // the route's limit is applied once the head is known
                 stream->expires_after(std::chrono::minutes(5));  // keep-alive idle limit
                 auto [ec, n] = co_await http::async_read_header(*stream, buffer, parser, use_nothrow);
@@ -275,9 +277,7 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                     break;
                 }
                 auto const& head = parser.get();
-                std::string_view target(head.target().data(), head.target().size());
-                auto const qpos = target.find('?');
-                std::string path = url_decode(target.substr(0, qpos), false);  // '+' is literal in a path
+                std::string const path = request_path(head.target());
                 std::size_t const limit =
                     limits_ ? limits_(std::string_view(head.method_string().data(), head.method_string().size()), path)
                             : (1u << 20);
@@ -304,21 +304,10 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                     break;
                 }
                 auto msg = parser.release();
-                http_request req;
-                req.received = std::chrono::steady_clock::now();
-                req.method = std::string(msg.method_string());
-                req.target = std::string(target);
-                req.path = std::move(path);
-                if (qpos != std::string_view::npos) req.query = std::string(target.substr(qpos + 1));
-                for (auto const& f : msg) {
-                    std::string name(f.name_string());
-                    std::transform(name.begin(), name.end(), name.begin(),
-                                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-                    req.headers.emplace_back(std::move(name), std::string(f.value()));
-                }
-                req.body = std::move(msg.body());
                 bool const keep_alive = msg.keep_alive();
-                beast_sink sink(*stream, req, keep_alive, msg.version());
+                unsigned const version = msg.version();
+                http_request req = make_http_request(std::move(msg));
+                beast_sink sink(*stream, req, keep_alive, version);
                 stream->expires_never();
                 try {
                     co_await handler_(std::move(req), sink);

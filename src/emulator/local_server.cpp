@@ -164,9 +164,7 @@ server::server(asio::any_io_executor ex, server_options opts) : impl_(std::make_
 
 server::~server() { stop(); }
 
-namespace {
-
-asio::awaitable<void> dispatch(std::shared_ptr<server_state> st, http_request req, response_sink& sink)
+asio::awaitable<void> detail::dispatch(std::shared_ptr<server_state> st, http_request req, response_sink& sink)
 {
     if (auto delay = st->faults.latency_for(req.path); delay.count() > 0) {
         asio::steady_timer t(co_await asio::this_coro::executor);
@@ -232,8 +230,6 @@ asio::awaitable<void> dispatch(std::shared_ptr<server_state> st, http_request re
         co_await sink.send(rest_error(404, "no such route"));
     }
 }
-
-}  // namespace
 
 result<void> server::start()
 {
