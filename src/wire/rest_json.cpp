@@ -4,6 +4,8 @@
 
 #include <boost/json.hpp>
 
+#include <limits>
+
 namespace json = boost::json;
 
 namespace prism_e2b::wire::rest {
@@ -54,9 +56,15 @@ result<std::int32_t> i32(json::object const& o, std::string_view name)
 {
     auto const* v = field(o, name);
     if (!v) return 0;
-    if (v->is_int64()) return static_cast<std::int32_t>(v->get_int64());
-    if (v->is_uint64()) return static_cast<std::int32_t>(v->get_uint64());
-    if (v->is_double()) return static_cast<std::int32_t>(v->get_double());
+    // Range-checked before converting: an out-of-range double is UB (found by fuzz_rest_json).
+    constexpr auto lo = std::numeric_limits<std::int32_t>::min();
+    constexpr auto hi = std::numeric_limits<std::int32_t>::max();
+    if (v->is_int64() && v->get_int64() >= lo && v->get_int64() <= hi) return static_cast<std::int32_t>(v->get_int64());
+    if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(hi))
+        return static_cast<std::int32_t>(v->get_uint64());
+    if (v->is_double() && v->get_double() >= lo && v->get_double() <= hi)  // false for NaN
+        return static_cast<std::int32_t>(v->get_double());
+    if (v->is_number()) return bad(std::string(name) + " is out of range");
     return bad(std::string(name) + " is not a number");
 }
 
