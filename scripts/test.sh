@@ -5,7 +5,9 @@
 #      smoke tests, the install/consumer check — built with AddressSanitizer +
 #      UndefinedBehaviorSanitizer;
 #   2. the concurrent parts (core, wire and adapter unit tests, and the integration
-#      tests) again under ThreadSanitizer.
+#      tests) again under ThreadSanitizer;
+#   3. the fuzz targets' corpus replay (clang + libFuzzer) and a short fault-injection
+#      soak under ASan/UBSan (the block at the end).
 # Benchmarks and the demo script use a separate optimised build (build/release).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -20,6 +20,8 @@
 #include "soak_resources.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 
@@ -194,7 +196,7 @@ struct soak {
         if (r->outcome != exit_outcome::exited && r->exit_code) fig.violation("process invented an exit code");
     }
 
-    asio::awaitable<void> run_exec(std::shared_ptr<e2b_sandbox> sb, std::shared_ptr<bool> killed)
+    asio::awaitable<void> run_exec(std::shared_ptr<e2b_sandbox> sb, std::shared_ptr<std::atomic<bool>> killed)
     {
         bool const arm = rnd.chance(8);
         if (arm) {
@@ -277,20 +279,19 @@ struct soak {
             co_return;
         }
         auto sb = *made;
-        auto killed = std::make_shared<bool>(false);
+        auto killed = std::make_shared<std::atomic<bool>>(false);  // set by concurrent execs
         unsigned const steps = 3 + rnd.below(6);
         for (unsigned i = 0; i < steps && !*killed; ++i) {
             unsigned const pick = rnd.below(10);
             if (pick < 4) {
                 // A burst of concurrent execs: the governor admits max_execs at a time.
                 unsigned const n = 1 + rnd.below(4);
-                std::vector<std::future<void>> running;
+                using exec_op = decltype(asio::co_spawn(ex, run_exec(sb, killed), asio::deferred));
+                std::vector<exec_op> burst;
                 for (unsigned j = 0; j < n; ++j)
-                    running.push_back(asio::co_spawn(ex, run_exec(sb, killed), asio::use_future));
-                for (auto& f : running) {
-                    while (f.wait_for(0s) != std::future_status::ready) co_await sleep_for(10ms);
-                    f.get();
-                }
+                    burst.push_back(asio::co_spawn(ex, run_exec(sb, killed), asio::deferred));
+                auto group = asio::experimental::make_parallel_group(std::move(burst));
+                co_await group.async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
             } else if (pick < 6 && !exec_only) {
                 co_await run_process(sb);
             } else if (pick < 8) {
