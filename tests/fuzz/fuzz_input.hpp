@@ -3,6 +3,8 @@
 #ifndef PRISM_E2B_FUZZ_INPUT_HPP
 #define PRISM_E2B_FUZZ_INPUT_HPP
 
+#include <prism_e2b/error.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -35,6 +37,15 @@ inline void require(bool ok, char const* what)
     if (ok) return;
     std::fprintf(stderr, "fuzz property violated: %s\n", what);
     std::abort();
+}
+
+/// A parse result: a value, or the typed error `expected` with a message.
+template <class T>
+void require_value_or(result<T> const& r, errc expected, char const* what)
+{
+    if (r) return;
+    require(r.error() == expected, what);
+    require(!r.error().message().empty(), "an error says what was wrong");
 }
 
 }  // namespace prism_e2b::fuzz

@@ -7,31 +7,20 @@
 using namespace prism_e2b;
 namespace rest = prism_e2b::wire::rest;
 
-namespace {
-
-template <class T>
-void check(result<T> const& r)
-{
-    if (r) return;
-    fuzz::require(r.error() == errc::protocol_error, "a bad answer is a protocol_error");
-    fuzz::require(!r.error().message().empty(), "a protocol_error says what was wrong");
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size)
 {
     if (size == 0) return 0;
     auto const body = fuzz::as_text(data + 1, size - 1);
+    constexpr char const* msg = "a bad answer is a protocol_error";
     switch (data[0] % 3) {
         case 0:
-            check(rest::parse_sandbox(body));
+            fuzz::require_value_or(rest::parse_sandbox(body), errc::protocol_error, msg);
             break;
         case 1:
-            check(rest::parse_sandbox_detail(body));
+            fuzz::require_value_or(rest::parse_sandbox_detail(body), errc::protocol_error, msg);
             break;
         default:
-            check(rest::parse_sandbox_list(body));
+            fuzz::require_value_or(rest::parse_sandbox_list(body), errc::protocol_error, msg);
             break;
     }
     return 0;
