@@ -12,6 +12,9 @@
 #           tests, the packaging tests (exported symbols, consumers) and the
 #           Doxygen API reference (`docs`, warnings are errors)
 #   tidy    clang-tidy (.clang-tidy) over src/, on the clang leg's build
+#   fuzz    every libFuzzer target (tests/fuzz) replays its committed corpus for a
+#           bounded number of runs, clang + -fsanitize=fuzzer,address,undefined
+# The asan leg includes the fault-injection soak (tests/soak, ctest label soak).
 #
 #   ./scripts/test.sh              every leg, in that order
 #   ./scripts/test.sh clang tidy   only those legs
@@ -22,7 +25,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 
-all_legs=(format asan tsan clang tidy)
+all_legs=(format asan tsan clang tidy fuzz)
 
 configure() {  # configure <build dir> <cmake args...>
   local dir=$1; shift
@@ -69,6 +72,14 @@ leg_clang() {
 leg_tidy() {
   [ -f build/clang/compile_commands.json ] || leg_clang
   ./scripts/check_tidy.sh build/clang
+}
+
+leg_fuzz() {
+  CC=clang-14 CXX=clang++-14 configure build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DPRISM_E2B_SANITIZE=address,undefined -DPRISM_E2B_BUILD_FUZZERS=ON -DPRISM_E2B_BUILD_EXAMPLES=OFF \
+    -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_CLI=OFF -DPRISM_E2B_BUILD_DOCS=OFF
+  cmake --build build/fuzz --target prism_e2b_fuzzers
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --test-dir build/fuzz -L fuzz --output-on-failure
 }
 
 legs=("$@")

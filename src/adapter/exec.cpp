@@ -69,6 +69,29 @@ asio::awaitable<result<void>> read_exec_stream(e2b::process_event_stream& stream
     }
 }
 
+// Reads a process's stream until it ends (its end event, or the stream's end).
+asio::awaitable<void> drain_until_end(e2b::process_event_stream& stream)
+{
+    for (;;) {
+        auto r = co_await stream.next();
+        if (!r || !*r || std::holds_alternative<e2b::end_event>(**r)) co_return;
+    }
+}
+
+// Waits, at most cleanup_deadline, until a process we SIGKILLed has ended on
+// the vendor's side: the exec keeps its governor slot until then, so the
+// vendor never runs more than max_concurrent_execs of them (the fault soak
+// saw a cut exec's process still running when the next exec started).
+asio::awaitable<void> await_remote_end(e2b_sandbox_core& core, e2b::envd_target const& target,
+                                       e2b::process_selector const& sel)
+{
+    auto stream = co_await core.client->connect_process(target, sel, std::chrono::milliseconds(0));
+    if (!stream) co_return;  // not_found: already gone (or unreachable: nothing more to learn)
+    asio::steady_timer deadline(co_await asio::this_coro::executor, core.limits.cleanup_deadline);
+    co_await (drain_until_end(**stream) || deadline.async_wait(asio::as_tuple(asio::use_awaitable)));
+    (*stream)->close();
+}
+
 asio::awaitable<void> stop_remote(e2b_sandbox_core& core, e2b::envd_target const& target,
                                   std::optional<std::uint32_t> pid, std::string const& tag, char const* why)
 {
@@ -78,6 +101,7 @@ asio::awaitable<void> stop_remote(e2b_sandbox_core& core, e2b::envd_target const
     else
         sel.tag = tag;
     auto r = co_await core.client->send_signal(target, sel, process_signal::sigkill);
+    if (r) co_await await_remote_end(core, target, sel);
     if (!r && r.error() != errc::not_found)
         core.log(log_level::warning,
                  std::string("exec: could not stop the process after ") + why + ": " + r.error().to_string());

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <sys/statvfs.h>
 #include <thread>
@@ -56,7 +57,9 @@ std::optional<std::string> get_int(json::object const& o, std::string_view key, 
         out = v.as_int64();
     else if (v.is_uint64() && v.as_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
         out = static_cast<std::int64_t>(v.as_uint64());
-    else if (v.is_double() && v.as_double() == static_cast<double>(static_cast<std::int64_t>(v.as_double())))
+    // Range before the cast: converting 1e300 is undefined behaviour. 2^63 itself is out of range.
+    else if (v.is_double() && v.as_double() >= -9223372036854775808.0 && v.as_double() < 9223372036854775808.0 &&
+             v.as_double() == std::trunc(v.as_double()))
         out = static_cast<std::int64_t>(v.as_double());
     else
         return std::string("field '") + std::string(key) + "' must be an integer";

@@ -110,6 +110,13 @@ fs_error errno_error(int e, std::string const& path)
         case EXDEV:
         case ELOOP:
             return {"invalid_argument", 400, "path '" + path + "' cannot be resolved inside the sandbox"};
+        // The client's mistakes, not the server's (found by fuzz_http_request: a directory moved into itself).
+        case EINVAL:
+            return {"invalid_argument", 400, "invalid operation on '" + path + "' (e.g. a directory into itself)"};
+        case ENAMETOOLONG:
+            return {"invalid_argument", 400, "path '" + path + "' is too long"};
+        case ENOTEMPTY:
+            return {"failed_precondition", 409, "directory '" + path + "' is not empty"};
         case EACCES:
         case EPERM:
             return {"permission_denied", 403, "permission denied for '" + path + "'"};

@@ -5,6 +5,8 @@
 // out, header and idle timeouts.
 #include "emulator/http_listener.hpp"
 
+#include "emulator/request_reader.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -378,25 +380,6 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
     }
 
     /// The head as an http_request without its body.
-    static http_request head_of(http::request_parser<http::string_body>& parser)
-    {
-        auto const& head = parser.get();
-        std::string_view target(head.target().data(), head.target().size());
-        auto const qpos = target.find('?');
-        http_request req;
-        req.method = std::string(head.method_string());
-        req.target = std::string(target);
-        req.path = url_decode(target.substr(0, qpos), false);  // '+' is literal in a path
-        if (qpos != std::string_view::npos) req.query = std::string(target.substr(qpos + 1));
-        for (auto const& f : head) {
-            std::string name(f.name_string());
-            std::transform(name.begin(), name.end(), name.begin(),
-                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-            req.headers.emplace_back(std::move(name), std::string(f.value()));
-        }
-        return req;
-    }
-
     asio::awaitable<void> session(std::shared_ptr<beast::tcp_stream> stream)
     {
         auto self = shared_from_this();
@@ -412,7 +395,7 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                     buffer.commit(n);
                 }
                 http::request_parser<http::string_body> parser;
-                parser.header_limit(64 * 1024);
+                parser.header_limit(request_header_limit);
                 parser.body_limit(boost::none);  // the route's limit is applied once the head is known
                 stream->expires_after(limits_.header_timeout);
                 auto [ec, n] = co_await http::async_read_header(*stream, buffer, parser, use_nothrow);
@@ -423,7 +406,7 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                         co_await answer_plain(*stream, http::status::bad_request, "malformed request");
                     break;
                 }
-                http_request req = head_of(parser);
+                http_request req = request_from_head(parser.get());
                 unsigned const version = parser.get().version();
                 // Credentials and limits from the head alone: a refused body is never read.
                 head_verdict verdict = check_ ? check_(req) : head_verdict{};
@@ -497,7 +480,7 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                 req.received = std::chrono::steady_clock::now();
                 req.body = std::move(msg.body());
                 bool const keep_alive = msg.keep_alive();
-                beast_sink sink(*stream, req, keep_alive, msg.version());
+                beast_sink sink(*stream, req, keep_alive, version);
                 stream->expires_never();
                 try {
                     co_await handler_(std::move(req), sink);

@@ -188,7 +188,9 @@ std::optional<http_response> refusal(server_state& st, http_request const& req)
     return std::nullopt;
 }
 
-asio::awaitable<void> dispatch(std::shared_ptr<server_state> st, http_request req, response_sink& sink)
+}  // namespace
+
+asio::awaitable<void> detail::dispatch(std::shared_ptr<server_state> st, http_request req, response_sink& sink)
 {
     if (auto delay = st->faults.latency_for(req.path); delay.count() > 0) {
         asio::steady_timer t(co_await asio::this_coro::executor);
@@ -230,8 +232,6 @@ asio::awaitable<void> dispatch(std::shared_ptr<server_state> st, http_request re
         co_await sink.send(rest_error(404, "no such route"));
     }
 }
-
-}  // namespace
 
 result<void> server::start()
 {

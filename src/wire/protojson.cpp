@@ -52,7 +52,8 @@ result<std::int64_t> to_int(json::value const* v, std::string_view name, std::in
         n = static_cast<std::int64_t>(v->get_uint64());
     } else if (v->is_double()) {
         double d = v->get_double();
-        if (!(std::trunc(d) == d) || d < static_cast<double>(lo) || d > static_cast<double>(hi))
+        // hi + 1 as a double: double(INT64_MAX) rounds up to 2^63, which does not convert.
+        if (!(std::trunc(d) == d) || d < static_cast<double>(lo) || d >= static_cast<double>(hi) + 1.0)
             return bad(std::string(name) + " is not an integer in range");
         n = static_cast<std::int64_t>(d);
     } else if (v->is_string()) {

@@ -4,6 +4,8 @@
 
 #include <boost/json.hpp>
 
+#include <limits>
+
 namespace json = boost::json;
 
 namespace prism_e2b::wire::rest {
@@ -54,9 +56,15 @@ result<std::int32_t> i32(json::object const& o, std::string_view name)
 {
     auto const* v = field(o, name);
     if (!v) return 0;
-    if (v->is_int64()) return static_cast<std::int32_t>(v->get_int64());
-    if (v->is_uint64()) return static_cast<std::int32_t>(v->get_uint64());
-    if (v->is_double()) return static_cast<std::int32_t>(v->get_double());
+    // Range-checked before converting: an out-of-range double is UB (found by fuzz_rest_json).
+    constexpr auto lo = std::numeric_limits<std::int32_t>::min();
+    constexpr auto hi = std::numeric_limits<std::int32_t>::max();
+    if (v->is_int64() && v->get_int64() >= lo && v->get_int64() <= hi) return static_cast<std::int32_t>(v->get_int64());
+    if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(hi))
+        return static_cast<std::int32_t>(v->get_uint64());
+    if (v->is_double() && v->get_double() >= lo && v->get_double() <= hi)  // false for NaN
+        return static_cast<std::int32_t>(v->get_double());
+    if (v->is_number()) return bad(std::string(name) + " is out of range");
     return bad(std::string(name) + " is not a number");
 }
 
@@ -126,7 +134,6 @@ result<e2b::sandbox_info> to_info(json::object const& o, bool detail)
         auto dom = opt_str(o, "domain");
         if (!tok) return tok.error();
         if (!dom) return dom.error();
-        register_token(*tok, *id);
         i.envd_access_token = std::move(*tok);
         if (*dom && !(*dom)->empty()) i.domain = std::move(*dom);
         if (auto const* lc = field(o, "lifecycle")) {
@@ -143,6 +150,8 @@ result<e2b::sandbox_info> to_info(json::object const& o, bool detail)
             i.lifecycle = std::move(l);
         }
     }
+    // Registered once the whole answer parsed: a rejected one holds nothing.
+    if (detail) register_token(i.envd_access_token, i.sandbox_id);
     return i;
 }
 

@@ -39,6 +39,12 @@ BOOST_AUTO_TEST_CASE(control_plane_rejects_bad_json_and_credentials)
     BOOST_TEST(c.request("POST", "/sandboxes", R"({"timeout":5})", api_headers(f)).status == 400);
     BOOST_TEST(c.request("POST", "/sandboxes", R"({"templateID":"base","timeout":"x"})", api_headers(f)).status == 400);
     BOOST_TEST(c.request("POST", "/sandboxes", R"({"templateID":"base","timeout":-1})", api_headers(f)).status == 400);
+    // Doubles out of int64's range were converted unchecked: undefined behaviour (an HTTP fuzz seed).
+    BOOST_TEST(c.request("POST", "/sandboxes", R"({"templateID":"base","timeout":1e300})", api_headers(f)).status ==
+               400);
+    BOOST_TEST(
+        c.request("POST", "/sandboxes", R"({"templateID":"base","timeout":9223372036854775808.0})", api_headers(f))
+            .status == 400);
     BOOST_TEST(c.request("POST", "/sandboxes", R"({"templateID":"base","metadata":{"a":1}})", api_headers(f)).status ==
                400);
     auto unauth = c.request("POST", "/sandboxes", R"({"templateID":"base"})", {{"X-API-KEY", "nope"}});
@@ -156,6 +162,22 @@ BOOST_AUTO_TEST_CASE(unary_rpcs_reject_bad_input)
     BOOST_TEST(code_of(r) == "not_found");
     r = c.request("POST", "/process.Process/StreamInput", "{}", h);
     BOOST_TEST(code_of(r) == "unimplemented");
+
+    // Found by fuzz_http_request: moving a directory into itself (EINVAL) was a 500 internal error.
+    r = c.request("POST", "/filesystem.Filesystem/MakeDir", R"({"path":"/workspace/d"})", h);
+    BOOST_TEST(r.status == 200);
+    r = c.request("POST", "/filesystem.Filesystem/Move", R"({"source":"/workspace/d","destination":"/workspace/d/e"})",
+                  h);
+    BOOST_TEST(r.status == 400);
+    BOOST_TEST(code_of(r) == "invalid_argument");
+    r = c.request("POST", "/filesystem.Filesystem/MakeDir", R"({"path":"/workspace/f/g"})", h);
+    BOOST_TEST(r.status == 200);
+    r = c.request("POST", "/filesystem.Filesystem/Move", R"({"source":"/workspace/d","destination":"/workspace/f"})",
+                  h);
+    BOOST_TEST(r.status != 500);  // a non-empty directory is not replaced (ENOTEMPTY or EEXIST)
+    BOOST_TEST((code_of(r) == "failed_precondition" || code_of(r) == "already_exists"));
+    r = c.request("POST", "/filesystem.Filesystem/Stat", R"({"path":"/workspace/d"})", h);
+    BOOST_TEST(r.status == 200);  // and nothing was lost
 }
 
 BOOST_AUTO_TEST_CASE(input_to_a_closed_stdin_is_an_error_not_a_sigpipe)

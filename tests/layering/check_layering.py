@@ -17,6 +17,7 @@ source_dir, build_dir = (os.path.abspath(p) for p in sys.argv[1:3])
 # One internal header per area that has any.
 header = {
     "protocol": "protocol/envelope.hpp",
+    "core": "core/utf8.hpp",
     "wire": "wire/retry.hpp",
     "adapter": "adapter/exec.hpp",
     "emulator": "emulator/server_state.hpp",
@@ -27,7 +28,7 @@ sees = {
     "protocol": set(),
     "core": {"protocol"},
     "wire": {"protocol"},
-    "adapter": set(),
+    "adapter": {"core"},
     "emulator": {"protocol"},
     "cli": set(),
 }

@@ -117,7 +117,16 @@ BOOST_AUTO_TEST_CASE(invalid_options_fail_before_any_vendor_call)
     o = {};
     o.labels = {{"k", std::string(600, 'v')}};
     BOOST_TEST((attempt(o).error() == errc::invalid_argument));
+    // Not UTF-8 (found by fuzz_labels): the create body would not be JSON.
+    o = {};
+    o.labels = {{"run", "mx4hvl4\xe2-38b7597f"}};
+    BOOST_TEST((attempt(o).error() == errc::invalid_argument));
+    o = {};
+    o.labels = {{"\xc0\xaf", "v"}};
+    BOOST_TEST((attempt(o).error() == errc::invalid_argument));
     BOOST_TEST(fake->calls().empty());
+    label_map const utf8{{"caf\xc3\xa9", "\xe2\x82\xac \xf0\x9f\x99\x82"}};  // well-formed UTF-8 is fine
+    BOOST_TEST(validate_labels(utf8).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(label_equal_to_a_secret_is_rejected_before_any_call)

@@ -5,6 +5,8 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <limits>
+
 using namespace prism_e2b;
 using namespace prism_e2b::wire;
 namespace json = boost::json;
@@ -89,6 +91,21 @@ BOOST_AUTO_TEST_CASE(entries_with_enum_names_or_numbers_and_int64_strings)
     BOOST_TEST(l->size() == 1u);
     BOOST_TEST(protojson::parse_list_dir_response("{}")->empty());
     BOOST_TEST((protojson::parse_entry_response(R"({"entry":{"size":"12a"}})").error() == errc::protocol_error));
+}
+
+BOOST_AUTO_TEST_CASE(doubles_at_the_int64_boundary_are_range_checked)
+{
+    // 2^63 as a double compared equal to double(INT64_MAX) and was converted: undefined behaviour.
+    auto const at = protojson::parse_entry_response(R"({"entry":{"name":"a","size":9223372036854775808.0}})");
+    BOOST_TEST((at.error() == errc::protocol_error));
+    auto const below = protojson::parse_entry_response(R"({"entry":{"name":"a","size":9223372036854774784.0}})");
+    BOOST_TEST_REQUIRE(below.has_value());
+    BOOST_TEST(below->size == 9223372036854774784LL);
+    auto const lowest = protojson::parse_entry_response(R"({"entry":{"name":"a","size":-9223372036854775808.0}})");
+    BOOST_TEST_REQUIRE(lowest.has_value());
+    BOOST_TEST(lowest->size == std::numeric_limits<std::int64_t>::min());
+    auto const pid = protojson::parse_process_event(R"({"event":{"start":{"pid":4294967296.0}}})");
+    BOOST_TEST((pid.error() == errc::protocol_error));
 }
 
 BOOST_AUTO_TEST_CASE(process_list_and_end_of_stream)

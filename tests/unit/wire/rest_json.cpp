@@ -56,4 +56,21 @@ BOOST_AUTO_TEST_CASE(sandbox_parsing_is_lenient_but_checks_types)
     BOOST_TEST((rest::parse_sandbox_list("{}").error() == errc::protocol_error));
 }
 
+BOOST_AUTO_TEST_CASE(out_of_range_numbers_are_protocol_errors)
+{
+    // Found by fuzz_rest_json: converting -1e3002 (-inf) to int was undefined behaviour.
+    for (char const* n : {"-1e3002", "1e300", "2147483648", "-2147483649", "18446744073709551615"}) {
+        auto const body = std::string(R"({"sandboxID":"s","cpuCount":)") + n + "}";
+        auto const r = rest::parse_sandbox_detail(body);
+        BOOST_TEST_REQUIRE(!r.has_value(), n);
+        BOOST_TEST((r.error() == errc::protocol_error));
+        BOOST_TEST(r.error().message().find("cpuCount") != std::string::npos);
+    }
+    auto ok = rest::parse_sandbox_detail(R"({"sandboxID":"s","cpuCount":2.0,"memoryMB":-1,"diskSizeMB":2147483647})");
+    BOOST_TEST_REQUIRE(ok.has_value());
+    BOOST_TEST(ok->cpu_count == 2);
+    BOOST_TEST(ok->memory_mb == -1);
+    BOOST_TEST(ok->disk_size_mb == 2147483647);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
