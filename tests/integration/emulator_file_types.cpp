@@ -9,10 +9,14 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 using namespace prism_e2b::test;
@@ -127,11 +131,15 @@ BOOST_AUTO_TEST_CASE(files_refuses_fifos_sockets_and_devices_and_keeps_serving)
     auto other = create_sandbox(f);
     fifo_unsticker unstick{{dir.root_of(sb) / "workspace/f", dir.root_of(sb) / "workspace/g"}};
     auto made = run_command(f, sb,
-                            "mkfifo /workspace/f /workspace/g && mknod /workspace/zero c 1 5 && "
+                            "mkfifo /workspace/f /workspace/g && "
                             "perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die; "
                             "bind($s, pack_sockaddr_un(\"/workspace/s\")) or die' && echo made",
                             as_root);
     BOOST_TEST_REQUIRE(made.stdout_text == "made\n", made.stderr_text);
+    // A device node: root in a sandbox may not make one (user namespace), so the
+    // host puts /dev/zero's twin into the sandbox's tree.
+    auto const zero = dir.root_of(sb) / "workspace/zero";
+    BOOST_TEST_REQUIRE(::mknod(zero.c_str(), S_IFCHR | 0666, makedev(1, 5)) == 0, std::strerror(errno));
 
     auto const h = envd_headers(sb);
     auto octet = with(h, "Content-Type", "application/octet-stream");
