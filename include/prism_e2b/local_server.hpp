@@ -105,11 +105,11 @@ struct server_options {
     /// named here is not available.
     std::string engine;
     bool isolate = true;  ///< false: engine "none" whatever `engine` says
-    /// The limits of every sandbox with the namespaces engine (its cgroups; the info's
-    /// cpuCount and memoryMB are read back from them).
-    unsigned sandbox_cpu_count = 2;
-    std::uint32_t sandbox_memory_mb = 1024;
-    std::uint32_t sandbox_max_pids = 1024;
+    // The limits of every sandbox with the namespaces engine, written to its cgroups;
+    // the info's cpuCount and memoryMB are read back from them.
+    unsigned sandbox_cpu_count = 2;          ///< CPUs (cpu.cfs_quota_us = count * period)
+    std::uint32_t sandbox_memory_mb = 1024;  ///< memory.limit_in_bytes, in MiB
+    std::uint32_t sandbox_max_pids = 1024;   ///< pids.max: processes and threads at once
     /// Freeze paused sandboxes with the cgroup-v1 freezer when available; false: SIGSTOP/SIGCONT.
     bool cgroup_freezer = true;
     log_sink logger;  ///< receives redacted log lines; empty: no logging
@@ -138,7 +138,7 @@ struct server_options {
 
 /// The listener's own accounting (server::listener_stats()).
 struct listener_stats {
-    std::size_t open_connections = 0;
+    std::size_t open_connections = 0;       ///< connections open now (max_connections bounds it)
     std::size_t buffered_bytes = 0;         ///< request-body bytes reserved now (max_buffered_bytes bounds it)
     std::size_t peak_buffered_bytes = 0;    ///< highest buffered_bytes since start
     std::uint64_t refused_connections = 0;  ///< answered 503 at max_connections
