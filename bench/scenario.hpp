@@ -2,6 +2,8 @@
 #ifndef PRISM_E2B_BENCH_SCENARIO_HPP
 #define PRISM_E2B_BENCH_SCENARIO_HPP
 
+#include <prism_e2b/e2b/client_options.hpp>
+
 #include "report.hpp"
 
 #include <cstddef>
@@ -27,6 +29,16 @@ struct server_endpoint {
     std::string api_key;  ///< secret: passed to node in the environment only
     int server_pid = 0;   ///< the prism-e2b-local subprocess
 };
+
+/// A native client's options for `srv` (its key, API and envd URLs).
+inline e2b::client_options client_options_for(server_endpoint const& srv)
+{
+    e2b::client_options o;
+    o.api_key = srv.api_key;
+    o.api_url = srv.api_url;
+    o.sandbox_url = srv.sandbox_url;
+    return o;
+}
 
 /// The C++ side of each scenario; each fills report.side("cpp", ...) (and, for
 /// unary_floor, "raw"). Errors are returned as text (empty: ok).

@@ -70,10 +70,7 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
     std::string err = run_io(cfg.threads, [&](asio::any_io_executor ex) -> asio::awaitable<std::string> {
         // One client for every sandbox, as a host would (and as the JS SDK shares
         // one HTTP agent): one connection pool, one TLS context.
-        e2b::client_options co;
-        co.api_key = srv.api_key;
-        co.api_url = srv.api_url;
-        co.sandbox_url = srv.sandbox_url;
+        auto const co = client_options_for(srv);
         auto client = e2b::make_client(ex, co);
         if (!client) co_return "client: " + client.error().to_string();
         std::vector<std::shared_ptr<e2b_sandbox>> sandboxes(cfg.sandboxes);

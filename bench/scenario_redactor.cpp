@@ -72,10 +72,7 @@ std::string run_redactor(bench_config const& cfg, server_endpoint const& srv, sc
     token_filler filler;
 
     std::string err = run_io(cfg.threads, [&](asio::any_io_executor ex) -> asio::awaitable<std::string> {
-        e2b::client_options co;
-        co.api_key = srv.api_key;
-        co.api_url = srv.api_url;
-        co.sandbox_url = srv.sandbox_url;
+        auto const co = client_options_for(srv);
         auto client = e2b::make_client(ex, co);
         if (!client) co_return "client: " + client.error().to_string();
         // A sandbox admits at most max_commands execs: start a fresh one before that.

@@ -30,10 +30,7 @@ std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv,
     double sdk_cpu = 0, raw_cpu = 0;
 
     std::string err = run_io(cfg.threads, [&](asio::any_io_executor ex) -> asio::awaitable<std::string> {
-        e2b::client_options o;
-        o.api_key = srv.api_key;
-        o.api_url = srv.api_url;
-        o.sandbox_url = srv.sandbox_url;
+        auto const o = client_options_for(srv);
         auto client = e2b::make_client(ex, o);
         if (!client) co_return "client: " + client.error().to_string();
         e2b::create_sandbox_params p;

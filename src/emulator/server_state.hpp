@@ -164,6 +164,8 @@ struct server_state : std::enable_shared_from_this<server_state> {
 // -- route handlers (one file each) -------------------------------------------
 /// Routes one request (local_server.cpp): admin, control plane, or a sandbox's envd.
 boost::asio::awaitable<void> dispatch(std::shared_ptr<server_state> st, http_request req, response_sink& sink);
+/// The control plane and the admin routes; reached only through dispatch(), whose
+/// refusal() has already checked X-API-KEY / X-Admin-Token.
 boost::asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_request req, response_sink& sink);
 boost::asio::awaitable<void> handle_admin(std::shared_ptr<server_state> st, http_request req, response_sink& sink);
 /// envd routes for a sandbox that exists, is running and was authenticated.

@@ -59,9 +59,13 @@ export class LocalServer {
     this.sandboxIds = new Set()
     this.stderrTail = []
     this.exited = null
-    child.on('exit', (code, signal) => {
-      this.exited = { code, signal }
-      liveChildren.delete(child)
+    /** Resolves once the server process has exited. */
+    this.whenExited = new Promise((resolve) => {
+      child.on('exit', (code, signal) => {
+        this.exited = { code, signal }
+        liveChildren.delete(child)
+        resolve()
+      })
     })
   }
 
@@ -146,9 +150,7 @@ export class LocalServer {
   /** SIGKILLs the server (no cleanup at all) and waits until it is gone; the state dir stays. */
   async crash() {
     this.child.kill('SIGKILL')
-    while (!this.exited) {
-      await sleep(20)
-    }
+    await this.whenExited
   }
 
   /** Kills remembered sandboxes, then the server, then removes its state dir. */
@@ -158,15 +160,11 @@ export class LocalServer {
         await Sandbox.kill(id, this.opts).catch(() => undefined)
       }
       this.child.kill('SIGTERM')
-      const deadline = Date.now() + STOP_GRACE_MS
-      while (!this.exited && Date.now() < deadline) {
-        await sleep(50)
-      }
+      // The grace period, then SIGKILL; the unref'd timer does not keep node alive once the server is gone.
+      await Promise.race([this.whenExited, sleep(STOP_GRACE_MS, undefined, { ref: false })])
       if (!this.exited) {
         this.child.kill('SIGKILL')
-        while (!this.exited) {
-          await sleep(20)
-        }
+        await this.whenExited
       }
     }
     await rm(this.stateDir, { recursive: true, force: true }).catch(() => undefined)

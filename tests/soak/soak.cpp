@@ -16,6 +16,7 @@
 #include <prism_e2b/e2b_sandbox.hpp>
 
 #include "coro_helpers.hpp"
+#include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "soak_resources.hpp"
 
@@ -418,10 +419,12 @@ int main(int argc, char** argv)
 
     // Resources settle once the server has reaped what the kills left (a state, awaited with a deadline).
     auto after = soak_resources::sample();
-    for (auto const until = std::chrono::steady_clock::now() + 20s;
-         !after.within(before, cfg.rss_slack_mb) && std::chrono::steady_clock::now() < until;
-         after = soak_resources::sample())
-        std::this_thread::sleep_for(50ms);
+    (void)eventually(
+        [&] {
+            after = soak_resources::sample();
+            return after.within(before, cfg.rss_slack_mb);
+        },
+        20s);
 
     std::printf("soak: %lld s\n", static_cast<long long>(elapsed.count()));
     s.fig.print();
