@@ -4,7 +4,7 @@
 # `#include "wire/http_transport.hpp"` compiles only where wire's internals may
 # be seen: in wire itself, in the areas that name it in USES, and in its tests.
 # The allowed directions (src/CMakeLists.txt):
-#   protocol <- core, wire;  adapter and cli: public API only;
+#   protocol <- core <- wire (core: the semaphore);  adapter and cli: public API only;
 #   emulator: public API + protocol.   libprism_e2b = protocol+core+wire+adapter.
 
 # prism_e2b_include_root(<name>): the INTERFACE target prism_e2b_<name>_headers

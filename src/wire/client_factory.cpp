@@ -55,6 +55,10 @@ result<std::shared_ptr<client>> make_client(boost::asio::any_io_executor executo
     }
     wire::transport_options t;
     t.connect_timeout = resolved->raw.connect_timeout;
+    t.header_timeout = resolved->raw.header_timeout;
+    t.read_idle_timeout = resolved->raw.read_idle_timeout;
+    t.max_response_bytes = resolved->raw.max_response_bytes;
+    t.accept_gzip = resolved->raw.accept_gzip;
     t.max_connections_per_origin = resolved->raw.max_connections_per_origin;
     t.pool_idle_timeout = resolved->raw.pool_idle_timeout;
     t.ca_file = resolved->raw.ca_file;

@@ -5,9 +5,9 @@
 
 #include <prism_e2b/e2b/client.hpp>
 
-#include "wire/async_semaphore.hpp"
+#include "core/async_semaphore.hpp"
+#include "wire/exchange.hpp"
 #include "wire/http_transport.hpp"
-#include "wire/retry.hpp"
 
 #include <chrono>
 #include <memory>
@@ -20,6 +20,7 @@ inline constexpr std::string_view envd_port = "49983";
 /// Asked of envd on every stream (Keepalive-Ping-Interval, seconds, as the official SDK).
 inline constexpr std::chrono::seconds stream_keepalive_interval{50};
 
+/// Every call goes through `stub_`: the retry decorator over the transport.
 /// Thread safety: every member may be called concurrently; the object holds
 /// only immutable configuration plus the thread-safe transport and semaphore.
 class client_impl final : public e2b::client {
@@ -76,15 +77,18 @@ private:
                                                            bool idempotent);
     /// A plain envd HTTP request (files, health), holding an in-flight slot.
     boost::asio::awaitable<result<http_response>> envd_http(e2b::envd_target target, http_request req,
-                                                            retry_policy policy);
+                                                            call_options call);
     boost::asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> open_process_stream(
         std::string rpc, e2b::envd_target target, std::string body, std::chrono::milliseconds deadline,
         std::optional<std::string> user);
-    retry_policy policy(bool idempotent) const;
+    /// The options of one call: attempt and call bounds, reply cap, retries.
+    call_options call(bool idempotent, std::size_t max_reply) const;
+    call_options call(bool idempotent) const { return call(idempotent, opts_.raw.max_response_bytes); }
 
     boost::asio::any_io_executor ex_;
     e2b::resolved_client_options opts_;
     std::shared_ptr<http_transport> transport_;
+    std::shared_ptr<exchange> stub_;
     origin api_;
     std::optional<origin> sandbox_;
     std::shared_ptr<async_semaphore> envd_slots_;

@@ -4,6 +4,7 @@
 #include "wire/client_impl.hpp"
 #include "wire/error_map.hpp"
 #include "wire/rest_json.hpp"
+#include "wire/retry.hpp"
 
 namespace asio = boost::asio;
 
@@ -14,20 +15,24 @@ client_impl::client_impl(asio::any_io_executor ex, e2b::resolved_client_options 
     : ex_(std::move(ex)),
       opts_(std::move(opts)),
       transport_(std::move(transport)),
+      stub_(make_retrying(transport_)),
       api_(std::move(api)),
       sandbox_(std::move(sandbox)),
       envd_slots_(async_semaphore::create(std::max<std::size_t>(1, opts_.raw.max_inflight_envd_requests)))
 {
 }
 
-retry_policy client_impl::policy(bool idempotent) const
+call_options client_impl::call(bool idempotent, std::size_t max_reply) const
 {
-    retry_policy p;
-    p.max_retries = opts_.raw.max_retries;
-    p.base_delay = opts_.raw.retry_base_delay;
-    p.idempotent = idempotent;
-    if (opts_.raw.request_timeout.count() > 0) p.max_retry_after = opts_.raw.request_timeout;
-    return p;
+    call_options c;
+    c.attempt_timeout = opts_.raw.request_timeout;
+    if (opts_.raw.call_timeout.count() > 0) c.deadline = call_options::clock::now() + opts_.raw.call_timeout;
+    c.max_response_bytes = max_reply;
+    c.retry.max_retries = opts_.raw.max_retries;
+    c.retry.base_delay = opts_.raw.retry_base_delay;
+    c.retry.idempotent = idempotent;
+    if (opts_.raw.request_timeout.count() > 0) c.retry.max_retry_after = opts_.raw.request_timeout;
+    return c;
 }
 
 asio::awaitable<result<http_response>> client_impl::api_call(std::string method, std::string target,
@@ -41,15 +46,8 @@ asio::awaitable<result<http_response>> client_impl::api_call(std::string method,
         req.headers.emplace_back("Content-Type", "application/json");
         req.body = std::move(*body);
     }
-    auto transport = transport_;
-    auto api = api_;
-    auto timeout = opts_.raw.request_timeout;
-    // A named std::function: GCC 12 mishandles a converted lambda temporary in a co_await.
-    std::function<asio::awaitable<result<http_response>>()> attempt = [transport, api, req, timeout]() {
-        return transport->request(api, req, timeout);
-    };
-    auto r = co_await with_retries(policy(idempotent), attempt);
-    co_return r;
+    auto const c = call(idempotent);
+    co_return co_await stub_->request(api_, std::move(req), c);
 }
 
 namespace {

@@ -9,13 +9,8 @@
 #include "wire/protojson.hpp"
 #include "wire/rest_json.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 #include <algorithm>
 #include <random>
-#include <tuple>
 
 namespace asio = boost::asio;
 
@@ -73,21 +68,14 @@ header_list client_impl::envd_headers(e2b::envd_target const& t, std::optional<s
     return h;
 }
 
-asio::awaitable<result<http_response>> client_impl::envd_http(e2b::envd_target target, http_request req,
-                                                              retry_policy pol)
+asio::awaitable<result<http_response>> client_impl::envd_http(e2b::envd_target target, http_request req, call_options c)
 {
     auto o = envd_origin(target);
     if (!o) co_return o.error();
     // The client-wide in-flight cap: wait in line, never fail.
     auto slot = co_await envd_slots_->acquire();
     if (!slot) co_return slot.error();
-    auto transport = transport_;
-    auto timeout = opts_.raw.request_timeout;
-    std::function<asio::awaitable<result<http_response>>()> attempt = [transport, o = *o, req, timeout]() {
-        return transport->request(o, req, timeout);
-    };
-    auto r = co_await with_retries(pol, attempt);
-    co_return r;
+    co_return co_await stub_->request(std::move(*o), std::move(req), c);
 }
 
 asio::awaitable<result<std::string>> client_impl::envd_unary(std::string rpc, e2b::envd_target target, std::string body,
@@ -100,7 +88,7 @@ asio::awaitable<result<std::string>> client_impl::envd_unary(std::string rpc, e2
     req.headers.emplace_back("Connect-Protocol-Version", "1");
     req.headers.emplace_back("Content-Type", "application/json");
     req.body = std::move(body);
-    auto r = co_await envd_http(target, std::move(req), policy(idempotent));
+    auto r = co_await envd_http(target, std::move(req), call(idempotent));
     if (!r)
         co_return error(r.error().code(), r.error().message(), {rpc, r.error().http_status(), r.error().vendor_code()});
     if (r->status != 200) co_return connect_unary_error(rpc, r->status, r->body);
@@ -126,29 +114,11 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
     req.body = encode_envelope(body);
     auto slot = co_await envd_slots_->acquire();
     if (!slot) co_return slot.error();
-    // Only 429 is replayed: a stream request is not idempotent.
-    std::unique_ptr<http_stream> s;
-    auto pol = policy(false);
-    for (unsigned attempt = 0;; ++attempt) {
-        auto r = co_await transport_->open_stream(*o, req, opts_.raw.request_timeout);
-        if (!r) co_return error(r.error().code(), r.error().message(), {rpc, 0, {}});
-        s = std::move(*r);
-        auto const retry_after = parse_retry_after(find_header(s->headers(), "Retry-After"));
-        if (s->status() == 429 && attempt < pol.max_retries && (!retry_after || *retry_after <= pol.max_retry_after)) {
-            auto delay = backoff_delay(pol, attempt, retry_after);
-            s.reset();
-            asio::steady_timer timer(ex_, delay);
-            boost::system::error_code ec;
-            try {
-                std::tie(ec) = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-            } catch (boost::system::system_error const& e) {
-                ec = e.code();
-            }
-            if (ec) co_return error(errc::cancelled, rpc + ": cancelled while waiting to retry");
-            continue;
-        }
-        break;
-    }
+    // The retry decorator replays a stream request on 429 only: it is not idempotent.
+    auto const c = call(false);
+    auto opened = co_await stub_->open_stream(*o, std::move(req), c);
+    if (!opened) co_return error(opened.error().code(), opened.error().message(), {rpc, 0, {}});
+    auto s = std::move(*opened);
     if (s->status() != 200) {
         // An error before the stream started (a proxy, or routing): read the
         // small body and map it like a unary error.
@@ -248,13 +218,10 @@ asio::awaitable<result<std::string>> client_impl::read_file(e2b::envd_target tar
     req.method = "GET";
     req.target = "/files?path=" + rest::encode_uri_component(path);
     req.headers = envd_headers(target, std::nullopt);
-    // No Accept-Encoding: we cannot inflate, so we ask for identity only.
-    auto r = co_await envd_http(target, std::move(req), policy(true));
+    // Accept-Encoding: gzip is the transport's; the body arrives decoded, capped.
+    auto r = co_await envd_http(target, std::move(req), call(true, opts_.raw.max_file_bytes));
     if (!r) co_return r.error();
     if (r->status != 200) co_return envd_http_error("read file", r->status, r->body);
-    if (auto const* ce = r->header("Content-Encoding"); ce && !ce->empty() && *ce != "identity")
-        co_return error(errc::protocol_error, "envd sent content encoding '" + *ce + "' that was not asked for",
-                        {"read file", r->status, {}});
     co_return std::move(r->body);
 }
 
@@ -279,7 +246,7 @@ asio::awaitable<result<e2b::entry_info>> client_impl::write_file(e2b::envd_targe
         req.body = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + filename +
                    "\"\r\nContent-Type: application/octet-stream\r\n\r\n" + data + "\r\n--" + boundary + "--\r\n";
     }
-    auto r = co_await envd_http(target, std::move(req), policy(false));
+    auto r = co_await envd_http(target, std::move(req), call(false));
     if (!r) co_return r.error();
     if (r->status != 200) co_return envd_http_error("write file", r->status, r->body);
     auto entries = protojson::parse_upload_response(r->body);
@@ -343,9 +310,9 @@ asio::awaitable<result<bool>> client_impl::health(e2b::envd_target target)
     req.method = "GET";
     req.target = "/health";
     req.headers = envd_headers(target, std::nullopt);
-    auto pol = policy(true);
-    pol.no_retry_status = 502;  // an answer: the sandbox is not running
-    auto r = co_await envd_http(target, std::move(req), pol);
+    auto c = call(true);
+    c.retry.no_retry_status = 502;  // an answer: the sandbox is not running
+    auto r = co_await envd_http(target, std::move(req), c);
     if (!r) co_return r.error();
     if (r->status >= 200 && r->status < 300) co_return true;
     if (r->status == 502) co_return false;

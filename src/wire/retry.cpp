@@ -37,38 +37,103 @@ std::chrono::milliseconds backoff_delay(retry_policy const& p, unsigned attempt,
     return std::chrono::milliseconds(dist(rng));
 }
 
-asio::awaitable<result<http_response>> with_retries(retry_policy policy,
-                                                    std::function<asio::awaitable<result<http_response>>()> attempt)
+namespace {
+
+/// What the loop does after one attempt.
+struct verdict {
+    bool retry = false;
+    std::optional<std::chrono::seconds> retry_after;
+};
+
+verdict judge_status(retry_policy const& p, int status, std::string const* retry_after_header)
 {
-    for (unsigned n = 0;; ++n) {
-        auto r = co_await attempt();
-        bool retry = false;
-        std::optional<std::chrono::seconds> retry_after;
-        if (r) {
-            int const s = r->status;
-            if (s == 429) {
-                retry_after = parse_retry_after(r->header("Retry-After"));
-                retry = !retry_after || *retry_after <= policy.max_retry_after;
-            } else if (policy.idempotent && s >= 500 && s != policy.no_retry_status) {
-                retry = true;
-            }
-        } else {
-            auto const ec = r.error().code();  // result::error() returns a copy
-            // The server closing before a complete answer is a network error too.
-            bool const cut = ec == boost::beast::http::error::end_of_stream ||
-                             ec == boost::beast::http::error::partial_message || ec == asio::error::eof;
-            retry = policy.idempotent && ec != make_error_code(errc::cancelled) && (cut || is_retryable(ec));
-        }
-        if (!retry || n >= policy.max_retries) co_return r;
-        asio::steady_timer timer(co_await asio::this_coro::executor, backoff_delay(policy, n, retry_after));
-        boost::system::error_code ec;
-        try {
-            std::tie(ec) = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-        } catch (boost::system::system_error const& e) {
-            ec = e.code();  // cancelled before the wait started
-        }
-        if (ec) co_return error(errc::cancelled, "cancelled while waiting to retry");
+    verdict v;
+    if (status == 429) {
+        v.retry_after = parse_retry_after(retry_after_header);
+        v.retry = !v.retry_after || *v.retry_after <= p.max_retry_after;
+    } else if (p.idempotent && status >= 500 && status != p.no_retry_status) {
+        v.retry = true;
     }
+    return v;
+}
+
+verdict judge_error(retry_policy const& p, error const& e)
+{
+    auto const ec = e.code();
+    // The server closing before a complete answer is a network error too.
+    bool const cut = ec == boost::beast::http::error::end_of_stream ||
+                     ec == boost::beast::http::error::partial_message || ec == asio::error::eof;
+    verdict v;
+    v.retry = p.idempotent && ec != make_error_code(errc::cancelled) && ec != make_error_code(errc::limit_exceeded) &&
+              (cut || is_retryable(ec));
+    return v;
+}
+
+/// True when a retry after `delay` still starts before `deadline`.
+bool fits(std::chrono::milliseconds delay, call_options::clock::time_point deadline)
+{
+    return deadline == call_options::clock::time_point::max() || call_options::clock::now() + delay < deadline;
+}
+
+/// errc::cancelled when cancelled during the sleep.
+asio::awaitable<result<void>> sleep(std::chrono::milliseconds delay)
+{
+    asio::steady_timer timer(co_await asio::this_coro::executor, delay);
+    boost::system::error_code ec;
+    try {
+        std::tie(ec) = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    } catch (boost::system::system_error const& e) {
+        ec = e.code();  // cancelled before the wait started
+    }
+    if (ec) co_return error(errc::cancelled, "cancelled while waiting to retry");
+    co_return result<void>{};
+}
+
+class retrying_exchange final : public exchange {
+public:
+    explicit retrying_exchange(std::shared_ptr<exchange> inner) : inner_(std::move(inner)) {}
+
+    asio::awaitable<result<http_response>> request(origin o, http_request req, call_options opts) override
+    {
+        for (unsigned n = 0;; ++n) {
+            auto r = co_await inner_->request(o, req, opts);
+            auto const v =
+                r ? judge_status(opts.retry, r->status, r->header("Retry-After")) : judge_error(opts.retry, r.error());
+            if (!v.retry || n >= opts.retry.max_retries) co_return r;
+            auto const delay = backoff_delay(opts.retry, n, v.retry_after);
+            if (!fits(delay, opts.deadline)) co_return r;
+            auto slept = co_await sleep(delay);
+            if (!slept) co_return slept.error();
+        }
+    }
+
+    asio::awaitable<result<std::unique_ptr<http_stream>>> open_stream(origin o, http_request req,
+                                                                      call_options opts) override
+    {
+        for (unsigned n = 0;; ++n) {
+            auto r = co_await inner_->open_stream(o, req, opts);
+            if (!r) co_return r;  // never replayed: the process may have started
+            auto const v = (*r)->status() == 429
+                               ? judge_status(opts.retry, 429, find_header((*r)->headers(), "Retry-After"))
+                               : verdict{};
+            if (!v.retry || n >= opts.retry.max_retries) co_return r;
+            auto const delay = backoff_delay(opts.retry, n, v.retry_after);
+            if (!fits(delay, opts.deadline)) co_return r;
+            r->reset();  // the refused stream gives its connection back before the sleep
+            auto slept = co_await sleep(delay);
+            if (!slept) co_return slept.error();
+        }
+    }
+
+private:
+    std::shared_ptr<exchange> inner_;
+};
+
+}  // namespace
+
+std::shared_ptr<exchange> make_retrying(std::shared_ptr<exchange> inner)
+{
+    return std::make_shared<retrying_exchange>(std::move(inner));
 }
 
 }  // namespace prism_e2b::wire

@@ -27,7 +27,7 @@ header = {
 sees = {
     "protocol": set(),
     "core": {"protocol"},
-    "wire": {"protocol"},
+    "wire": {"protocol", "core"},
     "adapter": {"core"},
     "emulator": {"protocol"},
     "cli": set(),

@@ -25,10 +25,23 @@ struct client_options {
     std::optional<std::string> api_url;      ///< the control plane's origin (E2B_API_URL)
     std::optional<std::string> sandbox_url;  ///< one envd origin for all sandboxes
 
-    /// Bound on one request (control plane) or one unary envd call; 0 disables.
+    /// Bound on one attempt of a request (control plane) or of a unary envd
+    /// call, and on a process stream's opening; 0 disables.
     std::chrono::milliseconds request_timeout{60000};
+    /// Bound on a whole call, retries and their backoff included (a process
+    /// stream: up to its response head). Default 60 s, the official SDK's
+    /// request timeout: a server that never answers fails a call in 60 s, not
+    /// in (1 + max_retries) x request_timeout. 0 disables.
+    std::chrono::milliseconds call_timeout{60000};
     /// Bound on resolve + TCP connect + TLS handshake.
     std::chrono::milliseconds connect_timeout{10000};
+    /// The complete response head must arrive this long after the request was
+    /// written; a server that drips its headers or never answers is cut with
+    /// errc::timed_out. 0: only request_timeout / call_timeout bound it.
+    std::chrono::milliseconds header_timeout{30000};
+    /// Longest silence inside a (buffered) response body; 0: only
+    /// request_timeout / call_timeout bound it.
+    std::chrono::milliseconds read_idle_timeout{30000};
     /// A process stream silent this long (no output and no keepalive, which envd
     /// sends every 50 s) is presumed dead: next() reports errc::unknown_outcome.
     /// Default three keepalive intervals; 0 waits forever.
@@ -44,6 +57,16 @@ struct client_options {
     std::chrono::milliseconds pool_idle_timeout{30000};
     /// Client-wide cap on envd requests in flight; more wait in FIFO order.
     std::size_t max_inflight_envd_requests = 2000;
+
+    /// Cap on a JSON reply (control plane, envd unary calls), decoded size,
+    /// enforced while reading: a larger reply fails with errc::limit_exceeded
+    /// and the client holds at most the cap plus a small constant.
+    std::size_t max_response_bytes = 32u << 20;
+    /// Cap on a file read through read_file(), decoded size, enforced while reading.
+    std::size_t max_file_bytes = 256u << 20;
+    /// Send Accept-Encoding: gzip and decode gzip replies as they arrive (the
+    /// caps above bound the decoded size, so a gzip bomb fails at the cap).
+    bool accept_gzip = true;
 
     /// Extra CA bundle (PEM file) trusted in addition to the system store. Peer
     /// verification is always on; there is no way to turn it off.

@@ -5,10 +5,10 @@
 #include <prism_e2b/e2b/client.hpp>
 
 #include "client_fixture.hpp"
+#include "core/async_semaphore.hpp"
 #include "protocol/base64.hpp"
 #include "protocol/envelope.hpp"
 #include "run_coro.hpp"
-#include "wire/async_semaphore.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -202,7 +202,7 @@ BOOST_AUTO_TEST_CASE(inflight_cap_queues_instead_of_failing)
 }
 
 // Parameters by value: a coroutine lambda's captures die with the lambda object.
-asio::awaitable<void> waiter(std::shared_ptr<wire::async_semaphore> sem, std::vector<int>* order, int i)
+asio::awaitable<void> waiter(std::shared_ptr<async_semaphore> sem, std::vector<int>* order, int i)
 {
     auto p = co_await sem->acquire();
     order->push_back(p ? i : -i);
@@ -211,7 +211,7 @@ asio::awaitable<void> waiter(std::shared_ptr<wire::async_semaphore> sem, std::ve
 BOOST_AUTO_TEST_CASE(semaphore_is_fifo_and_cancellable)
 {
     run_coro([](asio::any_io_executor ex) -> asio::awaitable<void> {
-        auto sem = wire::async_semaphore::create(1);
+        auto sem = async_semaphore::create(1);
         auto first = co_await sem->acquire();
         BOOST_TEST_REQUIRE(first.has_value());
         BOOST_TEST(!sem->try_acquire());

@@ -169,22 +169,17 @@ BOOST_AUTO_TEST_CASE(idempotent_requests_are_retried_on_network_errors_others_ar
     run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
         auto t = make(ex);
         auto origin = at(server.url());
-        retry_policy idem;
-        idem.base_delay = 1ms;
-        idem.idempotent = true;
-        std::function<asio::awaitable<result<http_response>>()> attempt = [t, origin]() {
-            return t->request(origin, get("/x"), 5s);
-        };
-        auto r = co_await with_retries(idem, attempt);
+        call_options idem;
+        idem.attempt_timeout = 5s;
+        idem.retry.base_delay = 1ms;
+        idem.retry.idempotent = true;
+        auto r = co_await make_retrying(t)->request(origin, get("/x"), idem);
         BOOST_TEST_REQUIRE(r.has_value(), r.error().to_string());
         BOOST_TEST(r->status == 204);
-        retry_policy once = idem;
-        once.idempotent = false;
+        call_options once = idem;
+        once.retry.idempotent = false;
         auto fresh = make(ex);  // a fresh pool: no stale-connection replay either
-        std::function<asio::awaitable<result<http_response>>()> attempt2 = [fresh, origin]() {
-            return fresh->request(origin, get("/x"), 5s);
-        };
-        auto r2 = co_await with_retries(once, attempt2);
+        auto r2 = co_await make_retrying(fresh)->request(origin, get("/x"), once);
         BOOST_TEST(r2.has_error());
     });
     BOOST_TEST(n.load() == 3);

@@ -1,4 +1,4 @@
-#include "wire/async_semaphore.hpp"
+#include "core/async_semaphore.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
@@ -9,7 +9,7 @@
 
 namespace asio = boost::asio;
 
-namespace prism_e2b::wire {
+namespace prism_e2b {
 
 // A waiter owns a one-slot channel: release() try_sends into it, which is
 // thread-safe and never lost even if the waiter has not started waiting yet.
@@ -92,4 +92,4 @@ std::size_t async_semaphore::waiting() const
     return queue_.size();
 }
 
-}  // namespace prism_e2b::wire
+}  // namespace prism_e2b

@@ -1,7 +1,8 @@
-// A FIFO async semaphore for coroutines: bounds connections per origin and
-// envd requests in flight. Waiters queue in arrival order instead of failing.
-#ifndef PRISM_E2B_WIRE_ASYNC_SEMAPHORE_HPP
-#define PRISM_E2B_WIRE_ASYNC_SEMAPHORE_HPP
+// The one FIFO async semaphore of the library: bounds connections per origin,
+// envd requests in flight and a sandbox's concurrent execs (exec_governor).
+// Waiters queue in arrival order instead of failing.
+#ifndef PRISM_E2B_CORE_ASYNC_SEMAPHORE_HPP
+#define PRISM_E2B_CORE_ASYNC_SEMAPHORE_HPP
 
 #include <prism_e2b/error.hpp>
 
@@ -13,7 +14,7 @@
 #include <memory>
 #include <mutex>
 
-namespace prism_e2b::wire {
+namespace prism_e2b {
 
 class async_semaphore;
 
@@ -72,6 +73,6 @@ private:
     std::deque<std::shared_ptr<waiter>> queue_;
 };
 
-}  // namespace prism_e2b::wire
+}  // namespace prism_e2b
 
 #endif

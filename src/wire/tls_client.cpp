@@ -1,0 +1,67 @@
+#include "wire/tls_client.hpp"
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/verify_context.hpp>
+
+namespace asio = boost::asio;
+namespace ssl = asio::ssl;
+
+namespace prism_e2b::wire {
+
+namespace {
+
+bool is_ip_literal(std::string const& host)
+{
+    boost::system::error_code ec;
+    asio::ip::make_address(host, ec);
+    return !ec;
+}
+
+}  // namespace
+
+result<void> configure_client_context(ssl::context& ctx, std::optional<std::string> const& ca_file)
+{
+    boost::system::error_code ec;
+    ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                        ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
+                    ec);
+    ctx.set_default_verify_paths(ec);
+    if (ec) return error(errc::invalid_argument, "cannot load the system trust store: " + ec.message());
+    if (ca_file) {
+        ctx.load_verify_file(*ca_file, ec);
+        if (ec) return error(errc::invalid_argument, "cannot load CA file '" + *ca_file + "': " + ec.message());
+    }
+    ctx.set_verify_mode(ssl::verify_peer);
+    return result<void>{};
+}
+
+result<void> prepare_tls(tls_stream& s, std::string const& host)
+{
+    bool const ip = is_ip_literal(host);
+    // SNI carries names only, never IP literals (RFC 6066, section 3).
+    if (!ip && !SSL_set_tlsext_host_name(s.native_handle(), host.c_str()))
+        return error(errc::invalid_argument, "cannot set SNI");
+    s.set_verify_mode(ssl::verify_peer);
+    // Chain check by OpenSSL, then the name check of asio; a name mismatch is
+    // recorded so the error says so.
+    s.set_verify_callback(
+        [check = ssl::host_name_verification(host), ip](bool preverified, ssl::verify_context& ctx) mutable {
+            bool const ok = check(preverified, ctx);
+            if (preverified && !ok)
+                X509_STORE_CTX_set_error(ctx.native_handle(),
+                                         ip ? X509_V_ERR_IP_ADDRESS_MISMATCH : X509_V_ERR_HOSTNAME_MISMATCH);
+            return ok;
+        });
+    return result<void>{};
+}
+
+error handshake_error(boost::system::error_code ec, tls_stream& s, std::string const& what)
+{
+    auto const verify = SSL_get_verify_result(s.native_handle());
+    std::string detail = ec.message();
+    if (verify != X509_V_OK) detail += std::string(" (certificate: ") + X509_verify_cert_error_string(verify) + ")";
+    return error(ec, what + ": TLS handshake failed: " + detail);
+}
+
+}  // namespace prism_e2b::wire
