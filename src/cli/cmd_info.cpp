@@ -65,7 +65,12 @@ int list(std::vector<std::string> const& args)
     }
     return run_with_client("list", [params](std::shared_ptr<e2b::client> c) -> asio::awaitable<int> {
         auto p = params;
-        for (int page = 0; page < 10000; ++page) {
+        // A server that never stops paging is an error, never a silent stop.
+        constexpr int max_pages = 10000;
+        for (int page = 0;; ++page) {
+            if (page == max_pages)
+                co_return report("list", error(errc::limit_exceeded,
+                                               "the server sent more than " + std::to_string(max_pages) + " pages"));
             auto r = co_await c->list_sandboxes(p);
             if (!r) co_return report("list", r.error());
             for (auto const& s : r->sandboxes)

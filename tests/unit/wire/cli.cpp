@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <csignal>
 #include <cstdlib>
 #include <fcntl.h>
@@ -281,6 +282,22 @@ BOOST_AUTO_TEST_CASE(exec_forwards_ctrl_c_as_sigterm)
         forwarded |= r.target == "/process.Process/SendSignal" &&
                      r.body == R"({"process":{"pid":31},"signal":"SIGNAL_SIGTERM"})";
     BOOST_TEST(forwarded);
+}
+
+// Today's failure: an endless x-next-token stopped silently after 10,000 pages
+// with exit 0. The page cap is an error.
+BOOST_AUTO_TEST_CASE(endless_paging_is_an_error_not_a_silent_stop)
+{
+    std::atomic<int> pages{0};
+    test_http_server server([&](recorded_request const&) {
+        auto r = scripted_response::json(200, "[]");
+        r.headers.emplace_back("x-next-token", "t" + std::to_string(++pages));
+        return r;
+    });
+    auto l = run_cli({"list"}, server.url());
+    BOOST_TEST(l.code != 0);
+    BOOST_TEST(l.err.find("more than 10000 pages") != std::string::npos, l.err);
+    BOOST_TEST(pages.load() == 10000);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
