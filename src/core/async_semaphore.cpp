@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
+#include <tuple>
 
 namespace asio = boost::asio;
 
@@ -17,6 +18,7 @@ struct async_semaphore::waiter {
     explicit waiter(asio::any_io_executor const& ex) : channel(ex, 1) {}
     asio::experimental::concurrent_channel<void(boost::system::error_code)> channel;
     bool granted = false;  // guarded by the semaphore's mutex
+    bool closed = false;   // set under the mutex before the wake-up
 };
 
 std::shared_ptr<async_semaphore> async_semaphore::create(std::size_t units)
@@ -45,6 +47,7 @@ asio::awaitable<result<semaphore_permit>> async_semaphore::acquire()
     std::shared_ptr<waiter> w;
     {
         std::lock_guard lock(mutex_);
+        if (closed_) co_return error(errc::cancelled, "the semaphore was closed");
         if (free_ > 0 && queue_.empty()) {
             --free_;
             co_return semaphore_permit(self);
@@ -52,16 +55,39 @@ asio::awaitable<result<semaphore_permit>> async_semaphore::acquire()
         w = std::make_shared<waiter>(co_await asio::this_coro::executor);
         queue_.push_back(w);
     }
-    auto [ec] = co_await w->channel.async_receive(asio::as_tuple(asio::use_awaitable));
-    bool granted = false;
+    boost::system::error_code ec;
+    try {
+        std::tie(ec) = co_await w->channel.async_receive(asio::as_tuple(asio::use_awaitable));
+    } catch (...) {
+        // Cancelled before the wait began (throw_if_cancelled): leave the queue
+        // or pass on a unit granted meanwhile, then let the caller see it.
+        if (leave(w)) release();
+        throw;
+    }
+    bool const granted = leave(w);
+    if (granted && !ec && !w->closed) co_return semaphore_permit(self);
+    if (granted) release();  // granted and cancelled at once: pass the unit on
+    if (w->closed) co_return error(errc::cancelled, "the semaphore was closed");
+    co_return error(errc::cancelled, "cancelled while waiting for a slot");
+}
+
+bool async_semaphore::leave(std::shared_ptr<waiter> const& w) noexcept
+{
+    std::lock_guard lock(mutex_);
+    if (!w->granted) queue_.erase(std::remove(queue_.begin(), queue_.end(), w), queue_.end());
+    return w->granted;
+}
+
+void async_semaphore::close() noexcept
+{
+    std::deque<std::shared_ptr<waiter>> orphans;
     {
         std::lock_guard lock(mutex_);
-        granted = w->granted;
-        if (!granted) queue_.erase(std::remove(queue_.begin(), queue_.end(), w), queue_.end());
+        closed_ = true;
+        orphans.swap(queue_);
+        for (auto& w : orphans) w->closed = true;
     }
-    if (granted && !ec) co_return semaphore_permit(self);
-    if (granted) release();  // granted and cancelled at once: pass the unit on
-    co_return error(errc::cancelled, "cancelled while waiting for a slot");
+    for (auto& w : orphans) w->channel.try_send(boost::system::error_code{});
 }
 
 void async_semaphore::release() noexcept

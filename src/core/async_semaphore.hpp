@@ -34,6 +34,10 @@ public:
     ~semaphore_permit() { reset(); }
     void reset() noexcept;
     explicit operator bool() const noexcept { return sem_ != nullptr; }
+    /// Lets go of the unit without returning it: its owner returns it later
+    /// with async_semaphore::release_detached() (for a holder whose layout is
+    /// fixed, as exec_permit's).
+    void detach() noexcept { sem_.reset(); }
 
 private:
     friend class async_semaphore;
@@ -52,9 +56,16 @@ class async_semaphore : public std::enable_shared_from_this<async_semaphore> {
 public:
     static std::shared_ptr<async_semaphore> create(std::size_t units);
 
+    /// Errors: errc::cancelled when cancelled while queued (no unit is held)
+    /// or when the semaphore is closed.
     boost::asio::awaitable<result<semaphore_permit>> acquire();
     /// A unit if one is free now, else an empty permit.
     semaphore_permit try_acquire();
+    /// Returns a unit whose permit was detach()ed.
+    void release_detached() noexcept { release(); }
+    /// Fails every queued and later acquire() with errc::cancelled (the owner
+    /// is going away); units already held are unaffected.
+    void close() noexcept;
 
     std::size_t available() const;
     std::size_t waiting() const;
@@ -66,10 +77,13 @@ private:
     explicit async_semaphore(std::size_t units) : units_(units), free_(units) {}
     friend class semaphore_permit;
     void release() noexcept;
+    /// Removes `w` from the queue unless it was granted; whether it was.
+    bool leave(std::shared_ptr<waiter> const& w) noexcept;
 
     std::size_t const units_;
     mutable std::mutex mutex_;
     std::size_t free_;
+    bool closed_ = false;
     std::deque<std::shared_ptr<waiter>> queue_;
 };
 
