@@ -139,6 +139,24 @@ std::size_t status_kib(std::string const& field)
     return 0;
 }
 
+/// get_sandbox_info against `url` with `configure`d options fails with `expected`.
+void expect_info_fails(std::string const& url, std::function<void(e2b::client_options&)> const& configure,
+                       errc expected)
+{
+    run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto o = options_for(url);
+        o.request_timeout = 10min;  // the per-attempt and call bounds alone would hold the test
+        o.call_timeout = 0ms;
+        o.max_retries = 0;
+        configure(o);
+        auto c = client_for(ex, o);
+        std::string const id = "sbx1";  // named: g++ 12 and temporaries inside co_await
+        auto r = co_await c->get_sandbox_info(id);
+        BOOST_TEST_REQUIRE(r.has_error());
+        BOOST_TEST((r.error() == expected), r.error().to_string());
+    });
+}
+
 }  // namespace
 
 // Today's failure: 4 attempts x 60 s. The call deadline bounds the attempt in
@@ -146,18 +164,15 @@ std::size_t status_kib(std::string const& field)
 BOOST_AUTO_TEST_CASE(a_server_that_never_answers_fails_the_call_at_its_deadline_retries_included)
 {
     hostile_server server(never_answer);
-    run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
-        auto o = options_for(server.url());
-        o.request_timeout = 10min;  // the per-attempt bound alone would hold the test
-        o.header_timeout = 0ms;
-        o.call_timeout = 300ms;
-        o.max_retries = 3;
-        auto c = client_for(ex, o);
-        std::string const id_sbx1 = "sbx1";              // named: g++ 12 and temporaries inside co_await
-        auto r = co_await c->get_sandbox_info(id_sbx1);  // idempotent: retried on timeouts
-        BOOST_TEST_REQUIRE(r.has_error());
-        BOOST_TEST((r.error() == errc::timed_out), r.error().to_string());
-    });
+    // GET is idempotent: retried on timeouts, but not past the call's deadline.
+    expect_info_fails(
+        server.url(),
+        [](e2b::client_options& o) {
+            o.header_timeout = 0ms;
+            o.call_timeout = 300ms;
+            o.max_retries = 3;
+        },
+        errc::timed_out);
     BOOST_TEST(server.connections() == 1u);  // no retry started past the deadline
 }
 
@@ -171,18 +186,8 @@ BOOST_AUTO_TEST_CASE(drip_fed_headers_are_cut_by_the_header_timeout)
             co_await pause_for(s, 20ms);
         }
     });
-    run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
-        auto o = options_for(server.url());
-        o.request_timeout = 10min;
-        o.call_timeout = 0ms;
-        o.header_timeout = 300ms;
-        o.max_retries = 0;
-        auto c = client_for(ex, o);
-        std::string const id_sbx1 = "sbx1";  // named: g++ 12 and temporaries inside co_await
-        auto r = co_await c->get_sandbox_info(id_sbx1);
-        BOOST_TEST_REQUIRE(r.has_error());
-        BOOST_TEST((r.error() == errc::timed_out), r.error().to_string());
-    });
+    expect_info_fails(
+        server.url(), [](e2b::client_options& o) { o.header_timeout = 300ms; }, errc::timed_out);
 }
 
 BOOST_AUTO_TEST_CASE(a_body_that_stalls_is_cut_by_the_idle_timeout)
@@ -193,18 +198,8 @@ BOOST_AUTO_TEST_CASE(a_body_that_stalls_is_cut_by_the_idle_timeout)
             co_return;
         co_await never_answer(s);
     });
-    run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
-        auto o = options_for(server.url());
-        o.request_timeout = 10min;
-        o.call_timeout = 0ms;
-        o.read_idle_timeout = 300ms;
-        o.max_retries = 0;
-        auto c = client_for(ex, o);
-        std::string const id_sbx1 = "sbx1";  // named: g++ 12 and temporaries inside co_await
-        auto r = co_await c->get_sandbox_info(id_sbx1);
-        BOOST_TEST_REQUIRE(r.has_error());
-        BOOST_TEST((r.error() == errc::timed_out), r.error().to_string());
-    });
+    expect_info_fails(
+        server.url(), [](e2b::client_options& o) { o.read_idle_timeout = 300ms; }, errc::timed_out);
 }
 
 // Today's failure: an endless chunked body grew the CLI to 534 MB (2x the
@@ -231,16 +226,8 @@ BOOST_AUTO_TEST_CASE(an_endless_chunked_body_fails_at_the_cap_within_the_cap_plu
         reset << "5";  // resets VmHWM to the current RSS
     }
     auto const before = status_kib("VmRSS");
-    run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
-        auto o = options_for(server.url());
-        o.max_response_bytes = cap;
-        o.max_retries = 0;
-        auto c = client_for(ex, o);
-        std::string const id_sbx1 = "sbx1";  // named: g++ 12 and temporaries inside co_await
-        auto r = co_await c->get_sandbox_info(id_sbx1);
-        BOOST_TEST_REQUIRE(r.has_error());
-        BOOST_TEST((r.error() == errc::limit_exceeded), r.error().to_string());
-    });
+    expect_info_fails(
+        server.url(), [&](e2b::client_options& o) { o.max_response_bytes = cap; }, errc::limit_exceeded);
     auto const peak = status_kib("VmHWM");
     BOOST_TEST_REQUIRE(before > 0u);
     BOOST_TEST_MESSAGE("peak growth " << (peak - before) << " KiB for a cap of " << cap / 1024 << " KiB");
