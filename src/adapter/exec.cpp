@@ -134,9 +134,12 @@ asio::awaitable<result<exec_result>> exec_body(std::shared_ptr<e2b_sandbox_core>
     params.process.cwd = req.cwd.value_or(core->workdir);
     params.stdin = false;
     params.tag = tag;
-    // envd kills the process at Connect-Timeout-Ms: without a per-command timeout
-    // send none; with one, send it plus a margin so our timeout fires first.
-    params.timeout = req.timeout.count() > 0 ? req.timeout + exec_deadline_margin : std::chrono::milliseconds(0);
+    // envd kills the process at Connect-Timeout-Ms. With a per-command timeout:
+    // it plus a margin, so ours fires first. Without one the contract lets the
+    // command run as long as its sandbox: the sandbox's wall time, not the
+    // official SDK's 60 s (which would kill commands the contract allows), so
+    // envd still reaps a command whose client vanished (README "Exec deadlines").
+    params.timeout = req.timeout.count() > 0 ? req.timeout + exec_deadline_margin : core->limits.wall_time;
 
     auto stream = co_await core->client->start_process(*target, std::move(params));
     if (!stream) {

@@ -58,7 +58,8 @@ BOOST_AUTO_TEST_CASE(exec_runs_sh_c_in_the_workdir_and_captures_output)
     BOOST_TEST(p.process.cwd.value_or("") == "/workspace");
     BOOST_TEST(p.process.envs.at("A") == "1");
     BOOST_TEST(p.stdin == false);
-    BOOST_TEST(p.timeout.count() == 0);  // no Connect deadline: envd would kill the process at it
+    // No caller timeout: the Connect deadline is the sandbox's wall time (20 min by default).
+    BOOST_TEST(p.timeout.count() == sandbox_limits{}.wall_time.count());
 }
 
 BOOST_AUTO_TEST_CASE(exec_file_passes_argv_without_a_shell_and_reports_the_exit_code)
