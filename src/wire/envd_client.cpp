@@ -6,6 +6,7 @@
 #include "protocol/envelope.hpp"
 #include "wire/client_impl.hpp"
 #include "wire/error_map.hpp"
+#include "wire/gzip_encoder.hpp"
 #include "wire/protojson.hpp"
 #include "wire/rest_json.hpp"
 
@@ -236,6 +237,12 @@ asio::awaitable<result<e2b::entry_info>> client_impl::write_file(e2b::envd_targe
     if (!target.envd_version.empty() && compare_versions(target.envd_version, "0.5.7") >= 0) {
         req.headers.emplace_back("Content-Type", "application/octet-stream");
         req.body = std::move(data);
+        if (opts_.raw.gzip_uploads) {
+            auto packed = gzip_encode(req.body);
+            if (!packed) co_return error(packed.error().code(), packed.error().message(), {"write file", 0, {}});
+            req.body = std::move(*packed);
+            req.headers.emplace_back("Content-Encoding", "gzip");
+        }
     } else {
         thread_local std::mt19937_64 rng{std::random_device{}()};
         std::string boundary = "prism-e2b-" + std::to_string(rng()) + std::to_string(rng());

@@ -67,6 +67,10 @@ struct client_options {
     /// Send Accept-Encoding: gzip and decode gzip replies as they arrive (the
     /// caps above bound the decoded size, so a gzip bomb fails at the cap).
     bool accept_gzip = true;
+    /// Send write_file() bodies gzip-compressed (Content-Encoding: gzip). Off by
+    /// default: set it only for an envd that accepts compressed uploads
+    /// (prism-e2b-local does not yet).
+    bool gzip_uploads = false;
 
     /// Extra CA bundle (PEM file) trusted in addition to the system store. Peer
     /// verification is always on; there is no way to turn it off.

@@ -2,7 +2,7 @@
 // call deadline that includes retries, header and idle read timeouts, reply
 // caps enforced while reading (memory stays under the cap plus a constant),
 // gzip decoded within the cap (a gzip bomb is refused), an encoding that was
-// not offered refused. Each stub would hold the client forever (or grow it
+// not offered refused; gzip uploads only when asked. Each stub would hold the client forever (or grow it
 // without bound) if the bound were missing; run_coro's deadline fails the
 // test then.
 #include <prism_e2b/e2b/client.hpp>
@@ -126,6 +126,27 @@ std::string gzip(std::string const& data)
     BOOST_TEST_REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
     out.resize(z.total_out);
     deflateEnd(&z);
+    return out;
+}
+
+/// The data of a gzip member (zlib).
+std::string gunzip(std::string const& packed)
+{
+    z_stream z{};
+    BOOST_TEST_REQUIRE(inflateInit2(&z, 16 + MAX_WBITS) == Z_OK);
+    std::string out;
+    char buf[16384];
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(packed.data()));
+    z.avail_in = static_cast<uInt>(packed.size());
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+        z.next_out = reinterpret_cast<Bytef*>(buf);
+        z.avail_out = sizeof buf;
+        rc = inflate(&z, Z_NO_FLUSH);
+        out.append(buf, sizeof buf - z.avail_out);
+    }
+    inflateEnd(&z);
+    BOOST_TEST(rc == Z_STREAM_END);
     return out;
 }
 
@@ -290,6 +311,32 @@ BOOST_AUTO_TEST_CASE(a_list_reply_over_the_json_cap_is_refused_while_reading)
         BOOST_TEST_REQUIRE(r.has_error());
         BOOST_TEST((r.error() == errc::limit_exceeded), r.error().to_string());
     });
+}
+
+BOOST_AUTO_TEST_CASE(uploads_are_gzipped_only_when_asked)
+{
+    std::string const data(100000, 'a');
+    test_http_server server([](recorded_request const&) {
+        return scripted_response::json(200, R"([{"path":"/w/f","name":"f","type":"file"}])");
+    });
+    run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto plain_opts = options_for(server.url());
+        auto gzip_opts = plain_opts;
+        gzip_opts.gzip_uploads = true;
+        auto plain = client_for(ex, plain_opts);
+        auto packed = client_for(ex, gzip_opts);
+        auto const t = target_for("0.5.7");
+        std::string const path = "/w/f";
+        BOOST_TEST((co_await plain->write_file(t, path, data)).has_value());
+        BOOST_TEST((co_await packed->write_file(t, path, data)).has_value());
+    });
+    auto reqs = server.requests();
+    BOOST_TEST_REQUIRE(reqs.size() == 2u);
+    BOOST_TEST(!reqs[0].header("Content-Encoding"));
+    BOOST_TEST(reqs[0].body == data);
+    BOOST_TEST(reqs[1].header("Content-Encoding").value_or("") == "gzip");
+    BOOST_TEST(reqs[1].body.size() < data.size() / 10);
+    BOOST_TEST(gunzip(reqs[1].body) == data);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
