@@ -27,7 +27,7 @@ header_list from_beast(boost::beast::http::fields const& f);
 /// Bounds of one exchange.
 struct exchange_bounds {
     time_point deadline = time_point::max();      ///< the attempt's deadline
-    std::chrono::milliseconds header_timeout{0};  ///< request written and head read; 0: only the deadline
+    std::chrono::milliseconds header_timeout{0};  ///< request sent and head read; 0: only the deadline
     std::chrono::milliseconds idle_timeout{0};    ///< silence while reading the body; 0: only the deadline
     std::size_t max_body = 0;                     ///< decoded body cap
 };

@@ -23,8 +23,8 @@ namespace prism_e2b::wire {
 
 struct transport_options {
     std::chrono::milliseconds connect_timeout{10000};  ///< resolve + connect + TLS handshake; 0 disables
-    /// The complete response head must arrive this long after the request was
-    /// written (a server dripping its headers is cut); 0: only the attempt bound.
+    /// The complete response head must arrive this long after sending of the
+    /// request began (a server dripping its headers is cut); 0: only the attempt bound.
     std::chrono::milliseconds header_timeout{30000};
     /// Longest silence while reading a buffered body; 0: only the attempt bound.
     std::chrono::milliseconds read_idle_timeout{30000};

@@ -35,8 +35,8 @@ struct client_options {
     std::chrono::milliseconds call_timeout{60000};
     /// Bound on resolve + TCP connect + TLS handshake.
     std::chrono::milliseconds connect_timeout{10000};
-    /// The complete response head must arrive this long after the request was
-    /// written; a server that drips its headers or never answers is cut with
+    /// The complete response head must arrive this long after sending of the
+    /// request began; a server that drips its headers or never answers is cut with
     /// errc::timed_out. 0: only request_timeout / call_timeout bound it.
     std::chrono::milliseconds header_timeout{30000};
     /// Longest silence inside a (buffered) response body; 0: only
