@@ -25,6 +25,7 @@ void add_create_command(CLI::App& app, run_state& st)
     cmd->add_option("--timeout", o->timeout, "seconds the sandbox lives (default 300)")
         ->check(CLI::Range(1LL, 86400LL * 30));
     cmd->add_option("-l,--label,--metadata", o->labels, "metadata k=v stored with the sandbox (repeatable)")
+        ->allow_extra_args(false)
         ->check(label_validator());
     add_format_options(cmd, o->format);
     cmd->callback([o, &st] {

@@ -1,6 +1,6 @@
 // prism-e2b exec SANDBOX [--user U] [--cwd DIR] [--env K=V]... [--background] [--json] -- argv...
-// Streams stdout/stderr live, forwards this process's stdin when it is not a
-// terminal (a pipe or a file; closed at its end), and exits with the command's
+// Streams stdout/stderr live, forwards this process's stdin when it is a pipe
+// or a file (closed at its end), and exits with the command's
 // exit code. --background prints the pid once the command started and leaves it running.
 #include "cli/commands.hpp"
 #include "cli/terminal_io.hpp"
@@ -15,6 +15,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace asio = boost::asio;
@@ -22,6 +23,15 @@ namespace json = boost::json;
 
 namespace prism_e2b::cli {
 namespace {
+
+/// stdin is forwarded when it is a pipe, a socket or a file; not from a
+/// terminal or another device (/dev/null: nothing to send).
+bool stdin_is_data()
+{
+    struct stat st {};
+    if (::fstat(0, &st) != 0) return false;
+    return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISREG(st.st_mode);
+}
 
 /// The shell convention for a command a signal ended.
 int signal_exit(std::string const& status)
@@ -115,7 +125,7 @@ asio::awaitable<int> exec(std::shared_ptr<e2b::client> c, exec_options a)
     auto t = co_await running_target(*c, "exec", a.sandbox);
     if (!t.target) co_return t.exit;
     auto target = *t.target;
-    bool const forward_stdin = !a.background && !a.no_stdin && !::isatty(0);
+    bool const forward_stdin = !a.background && !a.no_stdin && stdin_is_data();
     e2b::start_process_params p;
     p.process.cmd = a.argv.front();
     p.process.args.assign(a.argv.begin() + 1, a.argv.end());
@@ -193,17 +203,20 @@ void add_exec_command(CLI::App& app, run_state& st)
     cmd->add_option("command", o->argv, "the command and its arguments (after --)")->required();
     cmd->add_option("-u,--user", o->user, "the sandbox user to run as (default: envd's default user)");
     cmd->add_option("-c,--cwd", o->cwd, "working directory");
-    cmd->add_option("-e,--env", o->env, "environment variable K=V (repeatable)")->check(label_validator());
+    cmd->add_option("-e,--env", o->env, "environment variable K=V (repeatable)")
+        ->allow_extra_args(false)
+        ->check(label_validator());
     cmd->add_flag("-b,--background", o->background, "print the pid once started and leave it running");
-    cmd->add_flag("--no-stdin", o->no_stdin, "do not forward stdin (forwarded when it is not a terminal)");
+    cmd->add_flag("--no-stdin", o->no_stdin, "do not forward stdin (forwarded when it is a pipe or a file)");
     add_format_options(cmd, o->format);
     cmd->footer(
         "stdin: forwarded to the command when it is a pipe or a file, then closed at its end;\n"
-        "  not from a terminal (use `prism-e2b connect` for an interactive shell).\n"
+        "  not from a terminal or a device such as /dev/null (use `prism-e2b connect` for a shell).\n"
         "--json: {\"exitCode\",\"exited\",\"status\",\"stdout\",\"stderr\"} once the command ended;\n"
         "  with --background {\"sandboxID\",\"pid\"}.\n\n" +
         exit_codes_help());
     cmd->callback([o, &st] {
+        if (!st.saw_double_dash) throw CLI::ValidationError("exec", "missing '--' before the command");
         if (o->argv.empty() || o->argv.front().empty()) throw CLI::ValidationError("exec", "missing the command");
         st.exit = run_with_client("exec", [o = *o](std::shared_ptr<e2b::client> c) { return exec(std::move(c), o); });
     });

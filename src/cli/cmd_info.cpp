@@ -113,6 +113,7 @@ void add_list(CLI::App& app, run_state& st)
     auto* cmd = app.add_subcommand("list", "list sandboxes (every page), with a header in text mode");
     cmd->alias("ls");
     cmd->add_option("-l,--label,--metadata", o->labels, "only sandboxes with metadata k=v (repeatable; all must match)")
+        ->allow_extra_args(false)
         ->check(label_validator());
     cmd->add_option("-s,--state", o->states, "only running or paused ones (repeatable, or comma-separated)")
         ->delimiter(',')

@@ -101,6 +101,7 @@ void add_kill(CLI::App& app, run_state& st)
     auto* ids = cmd->add_option("sandbox", o->sandboxes, "sandbox ids");
     auto* all = cmd->add_flag("-a,--all", o->all, "kill every sandbox (running and paused) the filter matches");
     cmd->add_option("-l,--label,--metadata", o->labels, "with --all: only sandboxes with metadata k=v (repeatable)")
+        ->allow_extra_args(false)
         ->check(label_validator())
         ->needs(all);
     ids->excludes(all);

@@ -40,6 +40,7 @@ std::string exit_codes_help();
 /// Where the subcommand that ran leaves its exit code; main() returns it.
 struct run_state {
     int exit = exit_ok;
+    bool saw_double_dash = false;  ///< argv holds "--" (exec's command must follow one)
 };
 
 /// text (for people) or json (one JSON document on stdout, for scripts).

@@ -54,6 +54,8 @@ int main(int argc, char** argv)
     app.require_subcommand(1);
     app.footer(environment_help() + exit_codes_help());
     run_state st;
+    for (int i = 1; i < argc; ++i)
+        if (std::string_view(argv[i]) == "--") st.saw_double_dash = true;
     add_help_command(app);
     add_create_command(app, st);
     add_query_commands(app, st);
@@ -74,8 +76,7 @@ int main(int argc, char** argv)
     } catch (CLI::CallForVersion const& e) {
         return app.exit(e);
     } catch (CLI::ParseError const& e) {
-        app.exit(e);  // the message and a hint, on stderr
-        return exit_usage;
+        return fail(exit_usage, std::string(e.what()) + " (see prism-e2b --help)");  // one line, like every error
     }
     return st.exit;
 }

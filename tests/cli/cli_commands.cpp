@@ -206,6 +206,11 @@ BOOST_AUTO_TEST_CASE(exec_forwards_stdin_and_the_exit_code)
     BOOST_TEST(envcwd.out.rfind("1 two\n", 0) == 0u);
     BOOST_TEST(envcwd.out.find("tmp\n") != std::string::npos);
 
+    // After "--" everything is the command's, even right after a repeatable option ("-c" is also --cwd).
+    auto order = run_cli({"exec", id, "--cwd", "/tmp", "--env", "A=1", "--", "sh", "-c", "echo $A"}, env);
+    BOOST_TEST(order.exit == 0, order.err);
+    BOOST_TEST(order.out == "1\n");
+    BOOST_TEST(run_cli({"exec", id, "sh"}, env).exit == 64);  // the command must follow "--"
     auto js = run_cli({"exec", id, "--json", "--", "sh", "-c", "echo o; echo e >&2; exit 5"}, env);
     BOOST_TEST(js.exit == 5);
     BOOST_TEST(js.json().at("exitCode").as_int64() == 5);
