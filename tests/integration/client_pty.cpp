@@ -26,6 +26,18 @@ result<std::shared_ptr<e2b::client>> client_for(local_server_fixture const& srv,
     return e2b::make_client(ex, o);
 }
 
+/// A client of `srv` and a new sandbox on it.
+asio::awaitable<std::pair<std::shared_ptr<e2b::client>, e2b::sandbox_handle>> new_sandbox(
+    local_server_fixture const& srv, asio::any_io_executor ex)
+{
+    auto c = client_for(srv, ex);
+    BOOST_REQUIRE(c);
+    e2b::create_sandbox_params cp;
+    auto h = co_await (*c)->create_sandbox(cp);
+    BOOST_REQUIRE(h);
+    co_return std::pair{*c, *h};
+}
+
 /// Reads pty output until it contains `text`; false when the stream ended first.
 asio::awaitable<bool> read_until(e2b::process_event_stream& s, std::string const& text, std::string& seen,
                                  std::optional<e2b::end_event>* end = nullptr)
@@ -51,18 +63,14 @@ BOOST_AUTO_TEST_CASE(start_input_resize_connect_kill)
 {
     local_server_fixture srv;
     run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
-        auto c = client_for(srv, ex);
-        BOOST_REQUIRE(c);
-        e2b::create_sandbox_params cp;
-        auto h = co_await (*c)->create_sandbox(cp);
-        BOOST_REQUIRE(h);
-        auto const target = e2b::envd_target::from(*h);
+        auto [c, h] = co_await new_sandbox(srv, ex);
+        auto const target = e2b::envd_target::from(h);
 
         e2b::pty_start_params p;
         p.process = {"/bin/sh", {"-c", "stty size; read line; echo got-$line; stty size; read x; echo never"}, {}, {}};
         p.size = {50, 20};
         p.tag = "term-1";
-        auto s = co_await e2b::async_start_pty(**c, target, p);
+        auto s = co_await e2b::async_start_pty(*c, target, p);
         BOOST_REQUIRE_MESSAGE(s, s.error().to_string());
         auto first = co_await (*s)->next();
         BOOST_REQUIRE(first && *first);
@@ -75,9 +83,9 @@ BOOST_AUTO_TEST_CASE(start_input_resize_connect_kill)
         BOOST_TEST(co_await read_until(**s, "20 50", seen), seen);  // rows cols, as Start asked
         // Resize before the line: the second stty answers the new size.
         e2b::pty_size const bigger{120, 40};
-        auto rs = co_await e2b::async_resize_pty(**c, target, sel, bigger);
+        auto rs = co_await e2b::async_resize_pty(*c, target, sel, bigger);
         BOOST_TEST(rs.has_value(), (rs ? "" : rs.error().to_string()));
-        auto in = co_await e2b::async_send_pty_input(**c, target, sel, std::string("abc\r"));
+        auto in = co_await e2b::async_send_pty_input(*c, target, sel, std::string("abc\r"));
         BOOST_TEST(in.has_value(), (in ? "" : in.error().to_string()));
         BOOST_TEST(co_await read_until(**s, "got-abc", seen), seen);
         BOOST_TEST(co_await read_until(**s, "40 120", seen), seen);
@@ -85,18 +93,18 @@ BOOST_AUTO_TEST_CASE(start_input_resize_connect_kill)
         // Re-attach by tag while the first stream is still open, then kill.
         e2b::process_selector by_tag;
         by_tag.tag = "term-1";
-        auto again = co_await e2b::async_connect_pty(**c, target, by_tag);
+        auto again = co_await e2b::async_connect_pty(*c, target, by_tag);
         BOOST_REQUIRE_MESSAGE(again, again.error().to_string());
-        auto k = co_await e2b::async_kill_pty(**c, target, sel);
+        auto k = co_await e2b::async_kill_pty(*c, target, sel);
         BOOST_TEST(k.has_value());
         std::optional<e2b::end_event> end;
         std::string rest;
         BOOST_TEST(!co_await read_until(**again, "never", rest, &end));
         BOOST_REQUIRE(end);
         BOOST_TEST(!end->exited);  // killed, not exited
-        auto gone = co_await e2b::async_kill_pty(**c, target, sel);
+        auto gone = co_await e2b::async_kill_pty(*c, target, sel);
         BOOST_TEST((!gone && gone.error() == errc::not_found));
-        co_await (*c)->kill_sandbox(h->sandbox_id);
+        co_await c->kill_sandbox(h.sandbox_id);
     });
 }
 
@@ -104,23 +112,19 @@ BOOST_AUTO_TEST_CASE(bad_sizes_are_refused_before_any_request)
 {
     local_server_fixture srv;
     run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
-        auto c = client_for(srv, ex);
-        BOOST_REQUIRE(c);
-        e2b::create_sandbox_params cp;
-        auto h = co_await (*c)->create_sandbox(cp);
-        BOOST_REQUIRE(h);
-        auto const target = e2b::envd_target::from(*h);
+        auto [c, h] = co_await new_sandbox(srv, ex);
+        auto const target = e2b::envd_target::from(h);
         for (auto size : {e2b::pty_size{0, 24}, e2b::pty_size{80, 0}, e2b::pty_size{1001, 24}}) {
             e2b::pty_start_params p;
             p.size = size;
-            auto s = co_await e2b::async_start_pty(**c, target, p);
+            auto s = co_await e2b::async_start_pty(*c, target, p);
             BOOST_TEST((!s && s.error() == errc::invalid_argument));
             e2b::process_selector sel;
             sel.pid = 1;
-            auto r = co_await e2b::async_resize_pty(**c, target, sel, size);
+            auto r = co_await e2b::async_resize_pty(*c, target, sel, size);
             BOOST_TEST((!r && r.error() == errc::invalid_argument));
         }
-        co_await (*c)->kill_sandbox(h->sandbox_id);
+        co_await c->kill_sandbox(h.sandbox_id);
     });
 }
 
