@@ -63,6 +63,7 @@ int main(int argc, char** argv)
     add_exec_command(app, st);
     add_files_commands(app, st);
     add_connect_command(app, st);
+    add_metrics_command(app, st);
     add_demo_command(app, st);
     add_bench_command(app, st);
     for (auto* sub : app.get_subcommands([](CLI::App*) { return true; }))

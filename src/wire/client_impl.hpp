@@ -17,6 +17,8 @@
 namespace prism_e2b::e2b {
 struct pty_start_params;
 struct pty_size;
+struct metrics_params;
+struct sandbox_metric;
 }  // namespace prism_e2b::e2b
 
 namespace prism_e2b::wire {
@@ -75,6 +77,9 @@ public:
                                                         std::string bytes);
     boost::asio::awaitable<result<void>> resize_pty(e2b::envd_target target, e2b::process_selector selector,
                                                     e2b::pty_size size);
+    // control plane: metrics (control_metrics.cpp), reached through e2b/metrics.hpp
+    boost::asio::awaitable<result<std::vector<e2b::sandbox_metric>>> get_sandbox_metrics(std::string sandbox_id,
+                                                                                         e2b::metrics_params params);
     boost::asio::any_io_executor const& executor() const noexcept { return ex_; }
 
     http_transport& transport() noexcept { return *transport_; }

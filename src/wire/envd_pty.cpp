@@ -5,11 +5,9 @@
 
 #include "protocol/base64.hpp"
 #include "wire/client_impl.hpp"
+#include "wire/launch.hpp"
 #include "wire/protojson.hpp"
 
-#include <boost/asio/append.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/dispatch.hpp>
 #include <boost/json.hpp>
 
 namespace asio = boost::asio;
@@ -95,28 +93,8 @@ asio::awaitable<result<void>> client_impl::resize_pty(e2b::envd_target target, e
 }  // namespace prism_e2b::wire
 
 namespace prism_e2b::e2b::detail {
-namespace {
 
-/// Runs `op(impl)` on the real client's executor and completes `handler` with
-/// its result; any other client answers errc::unsupported.
-template <class T, class Op>
-void launch(client& c, char const* name, asio::any_completion_handler<void(result<T>)> handler, Op op)
-{
-    auto* impl = dynamic_cast<wire::client_impl*>(&c);
-    if (!impl) {
-        // Completes through the handler's own executor (any_completion_executor cannot post).
-        result<T> r = error(errc::unsupported, "terminals need the client of make_client()", {name, 0, {}});
-        asio::dispatch(asio::append(std::move(handler), std::move(r)));
-        return;
-    }
-    asio::co_spawn(impl->executor(), op(*impl),
-                   [h = std::move(handler), name](std::exception_ptr e, result<T> r) mutable {
-                       if (e) r = error(errc::unknown_outcome, "the operation failed unexpectedly", {name, 0, {}});
-                       std::move(h)(std::move(r));
-                   });
-}
-
-}  // namespace
+using wire::launch;
 
 void start_pty(client& c, envd_target target, pty_start_params params,
                asio::any_completion_handler<void(result<pty_stream>)> handler)

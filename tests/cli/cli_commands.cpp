@@ -327,4 +327,20 @@ BOOST_AUTO_TEST_CASE(kill_ids_and_kill_all_with_a_filter)
     BOOST_TEST(ids_of(run_cli({"list", "--json"}, env).json()).empty());
 }
 
+BOOST_AUTO_TEST_CASE(metrics_of_a_sandbox)
+{
+    local_server_fixture srv;
+    auto const env = cli_env(srv);
+    auto const id = create(env);
+    // The local server samples nothing yet: an empty series, as E2B before its first sample.
+    auto text = run_cli({"metrics", id}, env);
+    BOOST_TEST(text.exit == 0, text.err);
+    BOOST_TEST(text.out == "no metrics yet\n");
+    auto js = run_cli({"metrics", id, "--json", "--start", "0"}, env);
+    BOOST_TEST(js.exit == 0);
+    BOOST_TEST(js.json().as_array().empty());
+    BOOST_TEST(run_cli({"metrics", "nosuchsandbox"}, env).exit == 66);
+    BOOST_TEST(run_cli({"metrics", id, "--start", "-1"}, env).exit == 64);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
