@@ -48,6 +48,8 @@ class PrismE2bConan(ConanFile):
     def requirements(self):
         self.requires("boost/[>=1.81 <2]", transitive_headers=True)
         self.requires("openssl/[>=3 <4]")
+        if self.options.with_cli:
+            self.requires("cli11/[>=2.1 <3]")  # the CLI's argument parsing (header-only)
 
     def validate(self):
         from conan.tools.build import check_min_cppstd

@@ -18,6 +18,11 @@ foreach(_exe prism_e2b_cli prism_e2b_local prism_e2b_bench)
     install(TARGETS ${_exe} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
   endif()
 endforeach()
+# `prism-e2b bench --js` finds the JS side here (`npm ci --prefix <prefix>/share/prism-e2b/bench/js`).
+if(TARGET prism_e2b_bench)
+  install(DIRECTORY bench/js/ DESTINATION ${CMAKE_INSTALL_DATADIR}/prism-e2b/bench/js COMPONENT runtime
+    PATTERN node_modules EXCLUDE)
+endif()
 
 set(_exclude)
 if(NOT TARGET prism_e2b_emulator)

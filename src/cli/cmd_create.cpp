@@ -1,51 +1,57 @@
-// prism-e2b create [--template T] [--timeout S] [--label k=v]...
+// prism-e2b create [--template T] [--timeout S] [--label k=v]... [--json]
 #include "cli/commands.hpp"
+
+#include <boost/json/object.hpp>
 
 #include <iostream>
 
 namespace asio = boost::asio;
+namespace json = boost::json;
 
 namespace prism_e2b::cli {
-namespace {
 
-int run(std::vector<std::string> const& args)
+void add_create_command(CLI::App& app, run_state& st)
 {
-    e2b::create_sandbox_params params;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        auto const& a = args[i];
-        auto value = [&]() -> std::optional<std::string> {
-            if (i + 1 >= args.size()) return std::nullopt;
-            return args[++i];
-        };
-        if (a == "--template") {
-            auto v = value();
-            if (!v || v->empty()) return usage_error("create", "--template needs a value");
-            params.template_id = *v;
-        } else if (a == "--timeout") {
-            auto v = value();
-            auto n = v ? parse_count(*v) : std::nullopt;
-            if (!n || *n == 0) return usage_error("create", "--timeout needs whole seconds > 0");
-            params.timeout = std::chrono::seconds(*n);
-        } else if (a == "--label") {
-            auto v = value();
-            auto kv = v ? parse_label(*v) : std::nullopt;
-            if (!kv) return usage_error("create", "--label needs k=v");
-            params.metadata[kv->first] = kv->second;
-        } else {
-            return usage_error("create", "unexpected argument '" + a + "'");
-        }
-    }
-    return run_with_client("create", [params](std::shared_ptr<e2b::client> c) -> asio::awaitable<int> {
-        auto p = params;
-        auto h = co_await c->create_sandbox(p);
-        if (!h) co_return report("create", h.error());
-        std::cout << h->sandbox_id << std::endl;
-        co_return exit_ok;
+    struct options {
+        std::string template_id = "base";
+        long long timeout = 300;
+        std::vector<std::string> labels;
+        output_format format = output_format::text;
+    };
+    auto o = std::make_shared<options>();
+    auto* cmd = app.add_subcommand("create", "create a sandbox and print its id");
+    cmd->add_option("-t,--template", o->template_id, "template name or id (default base)")
+        ->check([](std::string const& s) { return s.empty() ? std::string("must not be empty") : std::string(); });
+    cmd->add_option("--timeout", o->timeout, "seconds the sandbox lives (default 300)")
+        ->check(CLI::Range(1LL, 86400LL * 30));
+    cmd->add_option("-l,--label,--metadata", o->labels, "metadata k=v stored with the sandbox (repeatable)")
+        ->allow_extra_args(false)
+        ->check(label_validator());
+    add_format_options(cmd, o->format);
+    cmd->callback([o, &st] {
+        e2b::create_sandbox_params params;
+        params.template_id = o->template_id;
+        params.timeout = std::chrono::seconds(o->timeout);
+        for (auto const& l : o->labels) params.metadata.insert(split_label(l));
+        st.exit = run_with_client("create",
+                                  [params, format = o->format](std::shared_ptr<e2b::client> c) -> asio::awaitable<int> {
+                                      auto p = params;
+                                      auto h = co_await c->create_sandbox(p);
+                                      if (!h) co_return report("create", h.error());
+                                      if (format == output_format::json) {
+                                          // The envd access token is a secret: never printed.
+                                          json::object out{{"sandboxID", h->sandbox_id},
+                                                           {"templateID", h->template_id},
+                                                           {"alias", h->alias},
+                                                           {"envdVersion", h->envd_version}};
+                                          if (h->domain) out["domain"] = *h->domain;
+                                          print_json(out);
+                                      } else {
+                                          std::cout << h->sandbox_id << std::endl;
+                                      }
+                                      co_return exit_ok;
+                                  });
     });
 }
 
-bool const registered = register_command({"create", "create [--template T] [--timeout S] [--label k=v]...",
-                                          "create a sandbox (default template base, 300 s) and print its id", run});
-
-}  // namespace
 }  // namespace prism_e2b::cli

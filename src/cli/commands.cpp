@@ -1,4 +1,4 @@
-// Command table, error reporting and the client runner shared by subcommands.
+// Error reporting, output formats and the client runner shared by subcommands.
 #include "cli/commands.hpp"
 
 #include <prism_e2b/redactor.hpp>
@@ -6,33 +6,41 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <algorithm>
-#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 namespace asio = boost::asio;
 
 namespace prism_e2b::cli {
-namespace {
 
-std::vector<command>& table()
+std::string exit_codes_help()
 {
-    static std::vector<command> t;
-    return t;
+    return "exit codes:\n"
+           "  0   success (exec, connect: the command's own exit code; 128+N when signal N ended it)\n"
+           "  64  usage error (bad command line)\n"
+           "  66  sandbox, process or file not found\n"
+           "  69  E2B or the network refused or failed (auth, rate limit, busy, server error, TLS)\n"
+           "  70  unknown outcome (the stream was cut before the command's end)\n"
+           "  74  a local file could not be read or written\n"
+           "  75  the sandbox is paused: run `prism-e2b resume SANDBOX` and retry\n"
+           "  78  configuration error (no API key, bad URL, unreadable CA file)\n";
 }
 
-}  // namespace
-
-bool register_command(command c)
+void add_format_options(CLI::App* cmd, output_format& format)
 {
-    auto& t = table();
-    t.push_back(std::move(c));
-    std::sort(t.begin(), t.end(), [](command const& a, command const& b) { return a.name < b.name; });
-    return true;
+    cmd->add_flag_callback(
+        "--json", [&format] { format = output_format::json; }, "print the result as JSON (same as -f json)");
+    cmd->add_option_function<std::string>(
+           "-f,--format",
+           [&format](std::string const& f) { format = f == "json" ? output_format::json : output_format::text; },
+           "output format: text (default) or json")
+        ->check(CLI::IsMember({"text", "json"}));
 }
 
-std::vector<command> const& registered_commands() { return table(); }
+void print_json(boost::json::value const& v) { std::cout << boost::json::serialize(v) << std::endl; }
 
 int fail(int code, std::string_view what)
 {
@@ -42,19 +50,12 @@ int fail(int code, std::string_view what)
     return code;
 }
 
-int usage_error(std::string_view cmd, std::string_view what)
-{
-    std::string usage;
-    for (auto const& c : registered_commands())
-        if (c.name == cmd) usage = c.usage;
-    return fail(exit_usage, std::string(cmd) + ": " + std::string(what) +
-                                (usage.empty() ? std::string() : " (usage: prism-e2b " + usage + ")"));
-}
-
 int exit_code_for(error const& e) noexcept
 {
     if (e == errc::not_found) return exit_not_found;
     if (e == errc::unknown_outcome) return exit_unknown_outcome;
+    if (e == errc::paused) return exit_paused;
+    if (e == errc::invalid_argument && e.http_status() == 0) return exit_usage;  // refused before any request
     return exit_vendor;
 }
 
@@ -79,18 +80,32 @@ int run_with_client(std::string_view cmd, std::function<asio::awaitable<int>(std
     }
 }
 
-std::optional<std::pair<std::string, std::string>> parse_label(std::string_view s)
+asio::awaitable<target_or_exit> running_target(e2b::client& c, std::string cmd, std::string sandbox_id)
 {
-    auto eq = s.find('=');
-    if (eq == std::string_view::npos || eq == 0) return std::nullopt;
-    return std::make_pair(std::string(s.substr(0, eq)), std::string(s.substr(eq + 1)));
+    auto info = co_await c.get_sandbox_info(sandbox_id);
+    if (!info) co_return target_or_exit{std::nullopt, report(cmd, info.error())};
+    if (info->state == e2b::sandbox_state::paused)
+        co_return target_or_exit{
+            std::nullopt, fail(exit_paused, cmd + ": sandbox " + sandbox_id + " is paused (run: prism-e2b resume " +
+                                                sandbox_id + ")")};
+    co_return target_or_exit{e2b::envd_target::from(*info), exit_ok};
 }
 
-std::optional<long long> parse_count(std::string_view s)
+CLI::Validator const& label_validator()
 {
-    if (s.empty() || s.size() > 12 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        return std::nullopt;
-    return std::stoll(std::string(s));
+    static CLI::Validator const v(
+        [](std::string& s) -> std::string {
+            auto eq = s.find('=');
+            return eq == std::string::npos || eq == 0 ? "expected k=v, got '" + s + "'" : std::string();
+        },
+        "K=V");
+    return v;
+}
+
+std::pair<std::string, std::string> split_label(std::string const& s)
+{
+    auto eq = s.find('=');
+    return {s.substr(0, eq), s.substr(eq + 1)};
 }
 
 }  // namespace prism_e2b::cli

@@ -279,15 +279,8 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     co_return co_await finish(0);
 }
 
-int demo(std::vector<std::string> const& args)
+int demo(bool remote)
 {
-    bool remote = false;
-    for (auto const& a : args) {
-        if (a == "--remote")
-            remote = true;
-        else
-            return usage_error("demo", "unknown argument " + a);
-    }
     char const* env_key = std::getenv("E2B_API_KEY");
     bool const have_key = env_key && *env_key;
     if (have_key) remote = true;
@@ -343,12 +336,15 @@ int demo(std::vector<std::string> const& args)
     return rc;
 }
 
-bool const registered = register_command({
-    "demo",
-    "demo [--remote]",
-    "walk the main scenario end to end (embedded local server unless E2B_API_KEY or --remote)",
-    demo,
-});
-
 }  // namespace
+
+void add_demo_command(CLI::App& app, run_state& st)
+{
+    auto remote = std::make_shared<bool>(false);
+    auto* cmd = app.add_subcommand(
+        "demo", "walk the main scenario end to end (embedded local server unless E2B_API_KEY or --remote)");
+    cmd->add_flag("--remote", *remote, "run against E2B (needs E2B_API_KEY)");
+    cmd->callback([remote, &st] { st.exit = demo(*remote); });
+}
+
 }  // namespace prism_e2b::cli

@@ -14,6 +14,13 @@
 #include <optional>
 #include <string>
 
+namespace prism_e2b::e2b {
+struct pty_start_params;
+struct pty_size;
+struct metrics_params;
+struct sandbox_metric;
+}  // namespace prism_e2b::e2b
+
 namespace prism_e2b::wire {
 
 inline constexpr std::string_view envd_port = "49983";
@@ -63,6 +70,18 @@ public:
                                                          std::string destination) override;
     boost::asio::awaitable<result<void>> remove(e2b::envd_target target, std::string path) override;
     boost::asio::awaitable<result<bool>> health(e2b::envd_target target) override;
+
+    // envd: terminals (envd_pty.cpp), reached through e2b/pty.hpp
+    boost::asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> start_pty(e2b::envd_target target,
+                                                                                         e2b::pty_start_params params);
+    boost::asio::awaitable<result<void>> send_pty_input(e2b::envd_target target, e2b::process_selector selector,
+                                                        std::string bytes);
+    boost::asio::awaitable<result<void>> resize_pty(e2b::envd_target target, e2b::process_selector selector,
+                                                    e2b::pty_size size);
+    // control plane: metrics (control_metrics.cpp), reached through e2b/metrics.hpp
+    boost::asio::awaitable<result<std::vector<e2b::sandbox_metric>>> get_sandbox_metrics(std::string sandbox_id,
+                                                                                         e2b::metrics_params params);
+    boost::asio::any_io_executor const& executor() const noexcept { return ex_; }
 
     http_transport& transport() noexcept { return *transport_; }
 

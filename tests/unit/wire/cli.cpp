@@ -177,14 +177,16 @@ BOOST_AUTO_TEST_CASE(create_pause_resume_kill_list_info)
     BOOST_TEST(rs.out == "resumed\n");
     auto l = run_cli({"list", "--label", "team=a"}, server.url());
     BOOST_TEST(l.code == 0, l.err);
-    BOOST_TEST(l.out.find("sbx1\tpaused\tt") == 0u, l.out);
+    BOOST_TEST(l.out.rfind("SANDBOX ID ", 0) == 0u, l.out);  // a header, then one aligned row per sandbox
+    BOOST_TEST(l.out.find("\nsbx1 ") != std::string::npos, l.out);
+    BOOST_TEST(l.out.find(" paused ") != std::string::npos, l.out);
     auto i = run_cli({"info", "sbx1"}, server.url());
     BOOST_TEST(i.code == 0, i.err);
     BOOST_TEST(i.out.find("state: running") != std::string::npos, i.out);
     BOOST_TEST(i.out.find("labels: team=a") != std::string::npos, i.out);
     auto k = run_cli({"kill", "sbx1"}, server.url());
     BOOST_TEST(k.code == 0);
-    BOOST_TEST(k.out == "killed\n");
+    BOOST_TEST(k.out == "killed sbx1\n");
     auto gone = run_cli({"kill", "sbx2"}, server.url());
     BOOST_TEST(gone.code == 66);
     BOOST_TEST(lines_of(gone.err) == 1u);
