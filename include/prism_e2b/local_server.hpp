@@ -70,9 +70,27 @@
 //   its process groups); the info's extra field "pauseKind" says which. Pause without
 //   memory kills the processes and keeps the files. Streams of killed processes are cut
 //   without an end event, as when a VM goes away.
+// - Templates (src/emulator/templates.hpp): `base` always exists; any other templateID is a
+//   file state_dir/templates/<id>.json (rootfs directory or tarball seeding the sandbox's
+//   /home/user, /workspace, /tmp and /root; cpuCount, memoryMB: cgroup limits with the
+//   namespaces engine; diskSizeMB: reported, no quota; default
+//   user, envVars, startCmd run on every cold boot). An unknown id answers 404, as E2B does.
+//   With the other engines cpuCount/memoryMB in the info stay the host's (nothing enforces them).
+// - Snapshots (POST /sandboxes/{id}/snapshots, GET /snapshots, DELETE /templates/{id}):
+//   a copy of the sandbox's files (never what a symlink points at; FIFOs, sockets, devices and
+//   set-id bits dropped), taken with its processes frozen for the copy; kept in
+//   state_dir/snapshots across restarts; a create naming it starts from those files and the
+//   source's settings. Files only: no engine here snapshots memory, so a sandbox created from
+//   a snapshot boots cold (E2B's keep the memory).
+// - Metrics: one sample per request (E2B keeps a series), from the sandbox's memory cgroup
+//   (namespaces; else its processes' resident sets), its processes' CPU time since the previous
+//   sample, and its directory tree on disk. List answers X-Total-Running.
+// - Signed /files URLs (signature, signature_expiration) are verified as the SDK signs them.
+// - Not implemented: network settings after create (PUT /sandboxes/{id}/network answers 501
+//   "unimplemented"), other ports than envd's through `<port>-<id>.<domain>` (getHost),
+//   forks, the polling watchers (CreateWatcher...), process.StreamInput, gzip content encodings.
 // - PTYs (Start with `pty`, input and Update/resize) and WatchDir (inotify, recursive on
-//   request) work. Not implemented: the polling watchers (CreateWatcher...),
-//   process.StreamInput, gzip content encodings, snapshots, templates, metrics, network settings.
+//   request) work.
 #ifndef PRISM_E2B_LOCAL_SERVER_HPP
 #define PRISM_E2B_LOCAL_SERVER_HPP
 

@@ -8,6 +8,7 @@
 #include "emulator/ledger.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
+#include "emulator/signed_url.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -181,6 +182,10 @@ std::optional<http_response> refusal(server_state& st, http_request const& req)
         token = sb->access_token;
     }
     if (req.path == "/health" && req.method == "GET") return std::nullopt;
+    if (req.path == "/files" && !req.has_header("x-access-token") && has_file_signature(req)) {
+        if (auto why = check_file_signature(req, token, std::chrono::system_clock::now())) return rest_error(401, *why);
+        return std::nullopt;  // a signed URL of this sandbox's access token
+    }
     if (!secure_equals(req.header("x-access-token"), token)) {
         if (rpc) return connect_error("unauthenticated", "invalid or missing access token");
         return rest_error(401, "invalid or missing access token");
@@ -300,6 +305,10 @@ result<void> server::start()
     if (st.engine != "none") write_account_files(st);
     st.freezer_root = ::geteuid() == 0 && st.opts.cgroup_freezer ? probe_freezer() : std::string();
     st.freezer_available = !st.freezer_root.empty();
+    // Templates are the operator's files; snapshots are the server's (they outlive restarts).
+    st.templates_dir = st.state_dir / "templates";
+    fs::create_directories(st.templates_dir, ec);
+    st.snapshots.open(st.state_dir / "snapshots");
     // What a server that died without stop() left: its sandboxes come back.
     st.ledger = ledger_dir(st.state_dir);
     st.restore_from_ledger();
