@@ -355,6 +355,14 @@ BOOST_AUTO_TEST_CASE(signed_file_urls_need_the_right_signature_and_time)
     auto got = call("GET", signed_target("read", "user", now + 60, sb.token));
     BOOST_TEST(got.status == 200);
     BOOST_TEST(got.body == "signed body");
+    // The SDK's URL against one sandboxUrl names no sandbox: the signature says whose it is.
+    {
+        raw_http c(f.port());
+        auto plain = c.request("GET", signed_target("read", "", std::nullopt, sb.token), {});
+        BOOST_TEST(plain.status == 200);
+        BOOST_TEST(plain.body == "signed body");
+        BOOST_TEST(c.request("GET", signed_target("read", "", now - 5, sb.token), {}).status == 401);
+    }
     // Expired, the wrong operation, another user, another sandbox's token, an altered expiry: refused.
     BOOST_TEST(call("GET", signed_target("read", "", now - 5, sb.token)).status == 401);
     BOOST_TEST(call("GET", signed_target("write", "", std::nullopt, sb.token)).status == 401);
