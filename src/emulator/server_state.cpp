@@ -195,6 +195,11 @@ std::optional<os_user> lookup_user(std::string_view name)
     return std::nullopt;
 }
 
+std::optional<os_user> sandbox_user(sandbox const& sb, std::string_view name)
+{
+    return lookup_user(name.empty() ? std::string_view(sb.default_user) : name);
+}
+
 std::optional<std::string> basic_auth_user(std::string_view header)
 {
     if (header.empty()) return std::string();

@@ -46,6 +46,9 @@ inline constexpr gid_t default_gid = 1000;
 
 /// "user" (also for an empty name) or "root"; nullopt for any other name.
 std::optional<os_user> lookup_user(std::string_view name);
+struct sandbox;
+/// lookup_user, where no name (no Authorization) means the sandbox template's default user.
+std::optional<os_user> sandbox_user(sandbox const& sb, std::string_view name);
 /// The name an `Authorization: Basic base64("<user>:")` header selects: "" when the
 /// header is absent, nullopt when it is malformed.
 std::optional<std::string> basic_auth_user(std::string_view header);

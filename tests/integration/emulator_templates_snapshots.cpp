@@ -157,6 +157,12 @@ BOOST_AUTO_TEST_CASE(a_template_seeds_files_limits_env_and_start_command)
         BOOST_TEST(info["cpuCount"].to_number<std::int64_t>() == 1);
         BOOST_TEST(info["memoryMB"].to_number<std::int64_t>() == 256);
     }
+    // The template's default user is who commands run as without an Authorization header.
+    write_text(state.path / "templates/as-root.json", R"({"user":"root"})");
+    auto rooty = create_sandbox(f, R"({"templateID":"as-root","timeout":60})");
+    BOOST_TEST(run_command(f, rooty, "id -un").stdout_text == "root\n");
+    BOOST_TEST(run_command(f, rooty, "id -un", {{"Authorization", "Basic dXNlcjo="}}).stdout_text == "user\n");
+    BOOST_TEST(run_command(f, sb, "id -un").stdout_text == "user\n");
     // A template file that is wrong says what is wrong.
     write_text(state.path / "templates/broken.json", R"({"memoryMB":"lots"})");
     auto broken = api(f, "POST", "/sandboxes", R"({"templateID":"broken","timeout":60})");
@@ -376,6 +382,41 @@ BOOST_AUTO_TEST_CASE(signed_file_urls_need_the_right_signature_and_time)
     auto moved = signed_target("read", "", std::nullopt, sb.token);
     moved.replace(moved.find("signed"), 6, "other-");
     BOOST_TEST(call("GET", moved).status == 401);
+}
+
+BOOST_AUTO_TEST_CASE(symlink_targets_are_absolute_and_resolved_and_remove_of_nothing_succeeds)
+{
+    local_server_fixture f;
+    auto sb = create_sandbox(f);
+    BOOST_REQUIRE(run_command(f, sb,
+                              "echo t > /home/user/test_file.txt && mkdir -p /home/user/d && "
+                              "ln -s ../test_file.txt /home/user/d/up && ln -s d/up /home/user/chain && "
+                              "ln -s /etc/hostname /home/user/abs && ln -s missing /home/user/dangling")
+                      .end);
+    auto target = [&](std::string const& path) {
+        raw_http c(f.port());
+        auto h = envd_headers(sb);
+        auto r = c.request("POST", "/filesystem.Filesystem/Stat", R"({"path":")" + path + R"("})", h);
+        auto const v = r.json();
+        return std::string(v.as_object().at("entry").as_object().at("symlinkTarget").as_string());
+    };
+    BOOST_TEST(target("/home/user/d/up") == "/home/user/test_file.txt");
+    BOOST_TEST(target("/home/user/chain") == "/home/user/test_file.txt");  // every link followed
+    BOOST_TEST(target("/home/user/abs") == "/etc/hostname");               // inside the sandbox's root
+    BOOST_TEST(target("/home/user/dangling") == "/home/user/missing");
+    {
+        raw_http c(f.port());
+        auto r = c.request("POST", "/filesystem.Filesystem/ListDir", R"({"path":"/home/user/d"})", envd_headers(sb));
+        auto const v = r.json();
+        auto const& entries = v.as_object().at("entries").as_array();
+        BOOST_REQUIRE_EQUAL(entries.size(), 1u);
+        BOOST_TEST(std::string(entries[0].as_object().at("symlinkTarget").as_string()) == "/home/user/test_file.txt");
+    }
+    raw_http c(f.port());
+    BOOST_TEST(c.request("POST", "/filesystem.Filesystem/Remove", R"({"path":"/home/user/nothing"})", envd_headers(sb))
+                   .status == 200);
+    BOOST_TEST(c.request("POST", "/filesystem.Filesystem/Remove", R"({"path":"/home/user/no/dir/x"})", envd_headers(sb))
+                   .status == 200);
 }
 
 BOOST_AUTO_TEST_CASE(update_network_is_unimplemented)
