@@ -48,6 +48,8 @@ class PrismE2bConan(ConanFile):
     def requirements(self):
         self.requires("boost/[>=1.81 <2]", transitive_headers=True)
         self.requires("openssl/[>=3 <4]")
+        if self.options.with_local_server:
+            self.requires("zlib/[>=1.2.11 <2]")  # the emulator's gzip on /files
 
     def validate(self):
         from conan.tools.build import check_min_cppstd
@@ -92,4 +94,4 @@ class PrismE2bConan(ConanFile):
             emulator = self.cpp_info.components["emulator"]
             emulator.libs = ["prism_e2b_emulator"]
             emulator.set_property("cmake_target_name", "prism_e2b::emulator")
-            emulator.requires = ["prism_e2b"]
+            emulator.requires = ["prism_e2b", "zlib::zlib"]

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(g++ cmake ninja-build ccache pkg-config openssl ca-certificates python3
           libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev
+          zlib1g-dev  # gzip on prism-e2b-local's /files
           clang-14 clang-format-14 clang-tidy-14 doxygen
           libclang-rt-14-dev  # the libFuzzer runtime: the fuzz targets (tests/fuzz)
           # prism-e2b-local's namespaces engine and its isolation tests (ps, ipcmk, python3 in a sandbox)

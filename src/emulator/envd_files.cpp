@@ -4,6 +4,7 @@
 // through the sandbox root with RESOLVE_IN_ROOT, so symlinks cannot leave it.
 // Nothing here can block on a FIFO, socket or device: /files reads and writes
 // regular files only (open_regular_in_root), and directories open O_DIRECTORY.
+#include "emulator/gzip_body.hpp"
 #include "emulator/link_target.hpp"
 #include "emulator/multipart.hpp"
 #include "emulator/sandbox_fs.hpp"
@@ -271,6 +272,7 @@ asio::awaitable<void> download(std::shared_ptr<sandbox> sb, http_request const& 
             if (n <= 0) break;
             r.body.append(buf, static_cast<std::size_t>(n));
         }
+        gzip_response_for(req, r);  // larger, streamed downloads stay identity-encoded
         co_await sink.send(std::move(r));
         co_return;
     }
@@ -299,10 +301,6 @@ asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& re
         }
     }
     auto const ctype = req.header("content-type");
-    if (!req.header("content-encoding").empty() && req.header("content-encoding") != "identity") {
-        co_await sink.send(rest_error(400, "Content-Encoding is not supported; send the file uncompressed"));
-        co_return;
-    }
     json::array written;
     if (auto boundary = multipart_boundary(ctype)) {
         auto parts = parse_multipart(req.body, *boundary);
@@ -360,9 +358,14 @@ asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& re
 
 }  // namespace
 
-asio::awaitable<void> handle_files(std::shared_ptr<server_state>, std::shared_ptr<sandbox> sb, http_request req,
+asio::awaitable<void> handle_files(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
                                    response_sink& sink)
 {
+    if (req.method == "POST")
+        if (auto refused = inflate_upload(req, st->opts.max_file_bytes)) {
+            co_await sink.send(std::move(*refused));
+            co_return;
+        }
     auto name = query_param(req.query, "username");
     if (!name) {
         if (auto h = basic_auth_user(req.header("authorization"))) name = *h;

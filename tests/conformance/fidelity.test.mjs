@@ -51,3 +51,17 @@ test('a server restart boots the sandbox again: a new boot id', { timeout: 120_0
   assert.match(afterRestart, /^[0-9a-f-]{36}$/)
   assert.notEqual(afterRestart, before)
 })
+
+test('gzip uploads and downloads', { timeout: 60_000 }, async () => {
+  const sbx = await server.create({ timeoutMs: 60_000 })
+  const text = 'compressible '.repeat(10_000)
+  await sbx.files.write('/home/user/gz.txt', text, { gzip: true })
+  assert.equal(await sbx.files.read('/home/user/gz.txt'), text)
+  assert.equal(await sbx.files.read('/home/user/gz.txt', { gzip: true }), text)
+  // On the wire: the server answers gzip when asked to.
+  const res = await fetch(new URL('/files?path=/home/user/gz.txt', server.sandboxUrl), {
+    headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': sbx.envdAccessToken, 'Accept-Encoding': 'gzip' },
+  })
+  assert.equal(res.headers.get('content-encoding'), 'gzip')
+  assert.equal(await res.text(), text)
+})

@@ -4,6 +4,7 @@
 // running or paused sandbox's files, seeds independent sandboxes, lists with
 // filters and paging, deletes, survives a restart and never copies what a
 // symlink points at; X-Total-Running; metrics; updateNetwork is unimplemented.
+#include "emulator/gzip_body.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
@@ -417,6 +418,45 @@ BOOST_AUTO_TEST_CASE(symlink_targets_are_absolute_and_resolved_and_remove_of_not
                    .status == 200);
     BOOST_TEST(c.request("POST", "/filesystem.Filesystem/Remove", R"({"path":"/home/user/no/dir/x"})", envd_headers(sb))
                    .status == 200);
+}
+
+BOOST_AUTO_TEST_CASE(files_take_and_give_gzip)
+{
+    local_server_fixture f([](prism_e2b::local::server_options& o) { o.max_file_bytes = 1 << 20; });
+    auto sb = create_sandbox(f);
+    std::string const text(200 * 1024, 'z');
+    auto h = envd_headers(sb);
+    h.emplace_back("Content-Type", "application/octet-stream");
+    auto gz = h;
+    gz.emplace_back("Content-Encoding", "gzip");
+    {
+        raw_http c(f.port());
+        BOOST_TEST(
+            c.request("POST", "/files?path=/home/user/gz.txt", prism_e2b::local::detail::gzip(text), gz).status == 200);
+    }
+    BOOST_TEST(read_file(f, sb, "/home/user/gz.txt").body == text);  // stored inflated
+    {
+        raw_http c(f.port());
+        auto plain = envd_headers(sb);
+        plain.emplace_back("Accept-Encoding", "gzip, deflate");
+        auto r = c.request("GET", "/files?path=/home/user/gz.txt", {}, plain);
+        BOOST_TEST(r.headers["content-encoding"] == "gzip");
+        BOOST_TEST(r.body.size() < text.size() / 10);
+        prism_e2b::local::detail::gunzip_error why{};
+        BOOST_TEST(prism_e2b::local::detail::gunzip(r.body, 1 << 20, why).value_or("") == text);
+        plain.back().second = "gzip;q=0, identity";
+        BOOST_TEST(!c.request("GET", "/files?path=/home/user/gz.txt", {}, plain).headers.count("content-encoding"));
+    }
+    raw_http c(f.port());
+    // A bomb: small on the wire, past the upload limit inflated. Corrupt, and unknown encodings.
+    BOOST_TEST(
+        c.request("POST", "/files?path=/home/user/bomb", prism_e2b::local::detail::gzip(std::string(4 << 20, 0)), gz)
+            .status == 413);
+    BOOST_TEST(c.request("POST", "/files?path=/home/user/bad", "not gzip at all", gz).status == 400);
+    auto br = h;
+    br.emplace_back("Content-Encoding", "br");
+    BOOST_TEST(c.request("POST", "/files?path=/home/user/br", "x", br).status == 415);
+    BOOST_TEST(read_file(f, sb, "/home/user/bomb").status == 404);
 }
 
 BOOST_AUTO_TEST_CASE(update_network_is_unimplemented)
