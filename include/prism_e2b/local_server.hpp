@@ -64,7 +64,11 @@
 //   is its "/"): a path that climbs above "/" is refused (400 / invalid_argument) and
 //   symlinks are resolved inside that root (openat2 RESOLVE_IN_ROOT), never on the host.
 //   /files reads and writes regular files only: a FIFO, socket or device is refused
-//   (400) without being opened for I/O, so nothing waits on it. Remove (and kill)
+//   (400) without being opened for I/O, so nothing waits on it. EntryInfo's symlinkTarget is
+//   the absolute target resolved inside that root, as E2B's envd reports it. A Remove of a
+//   path that is not there succeeds (envd's RemoveAll). /files takes `Content-Encoding: gzip`
+//   uploads (inflated within max_file_bytes) and gzips downloads of up to 8 MiB when
+//   Accept-Encoding takes it. Remove (and kill)
 //   delete trees of any depth with a constant number of descriptors.
 // - Pause with memory freezes the sandbox's cgroup-v1 freezer cgroup (else SIGSTOPs
 //   its process groups); the info's extra field "pauseKind" says which. Pause without
@@ -88,7 +92,8 @@
 // - Signed /files URLs (signature, signature_expiration) are verified as the SDK signs them.
 // - Not implemented: network settings after create (PUT /sandboxes/{id}/network answers 501
 //   "unimplemented"), other ports than envd's through `<port>-<id>.<domain>` (getHost),
-//   forks, the polling watchers (CreateWatcher...), process.StreamInput, gzip content encodings.
+//   forks, the polling watchers (CreateWatcher...), process.StreamInput, file metadata (envd
+//   0.6.2; envdVersion stays 0.5.7 so the SDK does not send it), watch entry info.
 // - PTYs (Start with `pty`, input and Update/resize) and WatchDir (inotify, recursive on
 //   request) work.
 #ifndef PRISM_E2B_LOCAL_SERVER_HPP
