@@ -62,23 +62,14 @@ std::uint64_t rss_bytes(pid_t pid)
     return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
-std::vector<pid_t> pids_in(std::string const& cgroup_dir)
-{
-    std::vector<pid_t> out;
-    std::istringstream in(read_small_file(cgroup_dir + "/cgroup.procs"));
-    pid_t p;
-    while (in >> p) out.push_back(p);
-    return out;
-}
-
 json::object sample(server_state const& st, sandbox& sb)
 {
     // Which processes: the memory cgroup (namespaces: the init and all it runs), the freezer's, or the ones started.
     std::vector<pid_t> pids;
     if (!sb.limit_cgroups.empty())
-        pids = pids_in(sb.limit_cgroups[0]);
+        pids = cgroup_pids(sb.limit_cgroups[0]);
     else if (!sb.cgroup_dir.empty())
-        pids = pids_in(sb.cgroup_dir);
+        pids = cgroup_pids(sb.cgroup_dir);
     else {
         std::lock_guard lk(sb.mutex);
         for (auto const& [pid, p] : sb.processes) pids.push_back(static_cast<pid_t>(pid));
@@ -194,10 +185,8 @@ asio::awaitable<bool> handle_metrics_routes(std::shared_ptr<server_state> st, ht
     std::optional<http_response> r;
     if (path == "/sandboxes/metrics") {
         r = req.method == "GET" ? batch(*st, req.query) : rest_error(405, "method not allowed");
-    } else if (path.rfind("/sandboxes/", 0) == 0 && path.ends_with("/metrics") && req.method == "GET") {
-        std::string const id(path.substr(11, path.size() - 11 - 8));
-        if (id.empty() || id.find('/') != std::string::npos) co_return false;
-        r = one(*st, id, req.query);
+    } else if (auto id = sandbox_route_id(path, "/metrics"); id && req.method == "GET") {
+        r = one(*st, *id, req.query);
     }
     if (!r) co_return false;
     co_await sink.send(std::move(*r));

@@ -182,6 +182,16 @@ std::string random_hex(std::size_t bytes)
     return out;
 }
 
+std::optional<std::string> sandbox_route_id(std::string_view path, std::string_view suffix)
+{
+    constexpr std::string_view prefix = "/sandboxes/";
+    if (path.size() <= prefix.size() + suffix.size() || !path.starts_with(prefix) || !path.ends_with(suffix))
+        return std::nullopt;
+    auto const id = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+    if (id.find('/') != std::string_view::npos) return std::nullopt;
+    return std::string(id);
+}
+
 bool secure_equals(std::string_view a, std::string_view b) noexcept
 {
     if (a.size() != b.size()) return false;
@@ -216,15 +226,6 @@ namespace {
 
 /// The server's own registration of a sandbox's access token, released when the sandbox goes.
 std::string token_scope(std::string const& sandbox_id) { return "prism-e2b-local/" + sandbox_id; }
-
-std::vector<pid_t> cgroup_pids(std::string const& dir)
-{
-    std::vector<pid_t> out;
-    std::istringstream in(read_small_file(dir + "/cgroup.procs"));
-    pid_t p;
-    while (in >> p) out.push_back(p);
-    return out;
-}
 
 /// The state letter of /proc/<pid>/stat ('R', 'S', 'T', ...), '?' when unknown.
 char process_state(pid_t pid)

@@ -236,6 +236,8 @@ std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q)
 /// Random lower-case alphanumeric identifier / hex token from the CSPRNG.
 std::string random_id(std::size_t length);
 std::string random_hex(std::size_t bytes);
+/// "/sandboxes/<id><suffix>" -> <id> (one path segment); nullopt for any other path.
+std::optional<std::string> sandbox_route_id(std::string_view path, std::string_view suffix);
 /// Constant-time string comparison for credentials.
 bool secure_equals(std::string_view a, std::string_view b) noexcept;
 

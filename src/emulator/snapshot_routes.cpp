@@ -142,10 +142,8 @@ asio::awaitable<bool> handle_snapshot_routes(std::shared_ptr<server_state> st, h
     } else if (path.rfind("/templates/", 0) == 0 && path.size() > 11 && path.find('/', 11) == std::string_view::npos) {
         r = req.method == "DELETE" ? delete_template(*st, std::string(path.substr(11)))
                                    : rest_error(405, "method not allowed");
-    } else if (path.rfind("/sandboxes/", 0) == 0 && path.ends_with("/snapshots")) {
-        std::string const id(path.substr(11, path.size() - 11 - 10));
-        if (id.empty() || id.find('/') != std::string::npos) co_return false;
-        r = req.method == "POST" ? create_snapshot(*st, id, req.body) : rest_error(405, "method not allowed");
+    } else if (auto id = sandbox_route_id(path, "/snapshots")) {
+        r = req.method == "POST" ? create_snapshot(*st, *id, req.body) : rest_error(405, "method not allowed");
     }
     if (!r) co_return false;
     co_await sink.send(std::move(*r));
