@@ -12,6 +12,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <openssl/evp.h>
@@ -172,6 +173,26 @@ BOOST_AUTO_TEST_CASE(a_template_seeds_files_limits_env_and_start_command)
     // Templates are files: the API deletes only snapshots.
     BOOST_TEST(api(f, "DELETE", "/templates/py").status == 400);
     BOOST_TEST(api(f, "DELETE", "/templates/nothing-here").status == 404);
+}
+
+BOOST_AUTO_TEST_CASE(a_tarball_template_seeds_the_sandbox)
+{
+    temp_state_dir state;
+    auto const src = state.path / "tarball-src";
+    write_text(src / "workspace/proj/main.py", "print('hi')\n");
+    write_text(src / "root/secret-of-root.txt", "root only");
+    auto const tarball = state.path / "proj.tar.gz";
+    std::string const cmd = "tar -czf '" + tarball.string() + "' -C '" + src.string() + "' workspace root";
+    BOOST_REQUIRE_EQUAL(std::system(cmd.c_str()), 0);
+    fs::create_directories(state.path / "templates");
+    write_text(state.path / "templates/proj.json", R"({"rootfs":")" + tarball.string() + R"("})");
+    local_server_fixture f([&](prism_e2b::local::server_options& o) { o.state_dir = state.path.string(); });
+    auto sb = create_sandbox(f, R"({"templateID":"proj:default","timeout":60})");
+    BOOST_TEST(read_file(f, sb, "/workspace/proj/main.py").body == "print('hi')\n");
+    if (f.server().isolation() == "namespaces")  // /root is the sandbox root's: the default user cannot read it
+        BOOST_TEST(run_command(f, sb, "cat /root/secret-of-root.txt 2>/dev/null || echo refused").stdout_text ==
+                   "refused\n");
+    BOOST_TEST(run_command(f, sb, "stat -c %U /workspace/proj/main.py").stdout_text == "user\n");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
