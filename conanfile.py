@@ -48,6 +48,7 @@ class PrismE2bConan(ConanFile):
     def requirements(self):
         self.requires("boost/[>=1.81 <2]", transitive_headers=True)
         self.requires("openssl/[>=3 <4]")
+        self.requires("zlib/[>=1.2.11 <2]")  # gzip in the client and the emulator's /files
         if self.options.with_cli:
             self.requires("cli11/[>=2.1 <3]")  # the CLI's argument parsing (header-only)
 
@@ -84,7 +85,7 @@ class PrismE2bConan(ConanFile):
         lib = self.cpp_info.components["prism_e2b"]
         lib.libs = ["prism_e2b"]
         lib.set_property("cmake_target_name", "prism_e2b::prism_e2b")
-        lib.requires = ["boost::headers", "boost::json", "boost::url", "boost::system", "openssl::ssl", "openssl::crypto"]
+        lib.requires = ["boost::headers", "boost::json", "boost::url", "boost::system", "openssl::ssl", "openssl::crypto", "zlib::zlib"]
         lib.system_libs = ["pthread"]
         defines = ["BOOST_ASIO_NO_DEPRECATED", "BOOST_JSON_NO_LIB", "BOOST_URL_NO_LIB"]
         if self.options.separate_compilation:

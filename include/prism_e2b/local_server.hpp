@@ -64,15 +64,38 @@
 //   is its "/"): a path that climbs above "/" is refused (400 / invalid_argument) and
 //   symlinks are resolved inside that root (openat2 RESOLVE_IN_ROOT), never on the host.
 //   /files reads and writes regular files only: a FIFO, socket or device is refused
-//   (400) without being opened for I/O, so nothing waits on it. Remove (and kill)
+//   (400) without being opened for I/O, so nothing waits on it. EntryInfo's symlinkTarget is
+//   the absolute target resolved inside that root, as E2B's envd reports it. A Remove of a
+//   path that is not there succeeds (envd's RemoveAll). /files takes `Content-Encoding: gzip`
+//   uploads (inflated within max_file_bytes) and gzips downloads of up to 8 MiB when
+//   Accept-Encoding takes it. Remove (and kill)
 //   delete trees of any depth with a constant number of descriptors.
 // - Pause with memory freezes the sandbox's cgroup-v1 freezer cgroup (else SIGSTOPs
 //   its process groups); the info's extra field "pauseKind" says which. Pause without
 //   memory kills the processes and keeps the files. Streams of killed processes are cut
 //   without an end event, as when a VM goes away.
+// - Templates (src/emulator/templates.hpp): `base` always exists; any other templateID is a
+//   file state_dir/templates/<id>.json (rootfs directory or tarball seeding the sandbox's
+//   /home/user, /workspace, /tmp and /root; cpuCount, memoryMB: cgroup limits with the
+//   namespaces engine; diskSizeMB: reported, no quota; default
+//   user, envVars, startCmd run on every cold boot). An unknown id answers 404, as E2B does.
+//   With the other engines cpuCount/memoryMB in the info stay the host's (nothing enforces them).
+// - Snapshots (POST /sandboxes/{id}/snapshots, GET /snapshots, DELETE /templates/{id}):
+//   a copy of the sandbox's files (never what a symlink points at; FIFOs, sockets, devices and
+//   set-id bits dropped), taken with its processes frozen for the copy; kept in
+//   state_dir/snapshots across restarts; a create naming it starts from those files and the
+//   source's settings. Files only: no engine here snapshots memory, so a sandbox created from
+//   a snapshot boots cold (E2B's keep the memory).
+// - Metrics: one sample per request (E2B keeps a series), from the sandbox's memory cgroup
+//   (namespaces; else its processes' resident sets), its processes' CPU time since the previous
+//   sample, and its directory tree on disk. List answers X-Total-Running.
+// - Signed /files URLs (signature, signature_expiration) are verified as the SDK signs them.
+// - Not implemented: network settings after create (PUT /sandboxes/{id}/network answers 501
+//   "unimplemented"), other ports than envd's through `<port>-<id>.<domain>` (getHost),
+//   forks, the polling watchers (CreateWatcher...), process.StreamInput, file metadata (envd
+//   0.6.2; envdVersion stays 0.5.7 so the SDK does not send it), watch entry info.
 // - PTYs (Start with `pty`, input and Update/resize) and WatchDir (inotify, recursive on
-//   request) work. Not implemented: the polling watchers (CreateWatcher...),
-//   process.StreamInput, gzip content encodings, snapshots, templates, metrics, network settings.
+//   request) work.
 #ifndef PRISM_E2B_LOCAL_SERVER_HPP
 #define PRISM_E2B_LOCAL_SERVER_HPP
 

@@ -95,14 +95,6 @@ std::optional<std::string> validate_timeout(std::optional<std::int64_t> t)
     return std::nullopt;
 }
 
-http_response json_response(int status, json::value const& v)
-{
-    http_response r;
-    r.status = status;
-    r.body = json::serialize(v);
-    return r;
-}
-
 json::object sandbox_json(server_state const& st, sandbox const& sb)
 {
     json::object o;
@@ -150,7 +142,7 @@ json::object detail_json(server_state const& st, sandbox const& sb, bool detail)
         o["cpuCount"] = limits.cpu_count;
         o["memoryMB"] = limits.memory_mb;
     }
-    o["diskSizeMB"] = disk_mb(st.state_dir);
+    o["diskSizeMB"] = sb.disk_mb ? sb.disk_mb : disk_mb(st.state_dir);
     o["envdVersion"] = st.opts.envd_version;
     json::object md;
     for (auto const& [k, v] : sb.metadata) md[k] = v;
@@ -222,7 +214,14 @@ asio::awaitable<void> create(std::shared_ptr<server_state> st, http_request cons
         }
         auto_resume = en.value_or(false);
     }
-    auto sb = st->create_sandbox(std::string(tit->value().as_string()), std::move(metadata), std::move(env_vars),
+    auto tpl = st->resolve_template(std::string(tit->value().as_string()));
+    if (!tpl) {
+        // E2B answers an unknown template 404 (the SDK: SandboxError "404: ...").
+        http_response er = rest_error(tpl.error() == errc::not_found ? 404 : 400, tpl.error().message());
+        co_await sink.send(std::move(er));
+        co_return;
+    }
+    auto sb = st->create_sandbox(*tpl, std::move(metadata), std::move(env_vars),
                                  std::chrono::seconds(timeout.value_or(15)), auto_pause.value_or(false),
                                  auto_pause_memory.value_or(true), auto_resume, allow_internet.value_or(true));
     if (!sb) {
@@ -309,8 +308,14 @@ std::optional<std::string> parse_list_query(std::string const& query, list_query
     return std::nullopt;
 }
 
+struct list_result {
+    json::array page;
+    std::optional<std::uint64_t> next;
+    std::size_t total_running = 0;  ///< running sandboxes, whatever the filters (X-Total-Running)
+};
+
 /// The page of sandboxes and the next token (no coroutine, see above).
-std::pair<json::array, std::optional<std::uint64_t>> list_page(server_state const& st, list_query q, bool legacy)
+list_result list_page(server_state const& st, list_query q, bool legacy)
 {
     if (legacy) q.states = {"running"};
     std::vector<std::shared_ptr<sandbox>> all;
@@ -322,6 +327,11 @@ std::pair<json::array, std::optional<std::uint64_t>> list_page(server_state cons
               [&q](auto const& a, auto const& b) { return q.asc ? a->seq < b->seq : a->seq > b->seq; });
     json::array out;
     std::optional<std::uint64_t> token;
+    std::size_t running = 0;
+    for (auto const& sb : all) {
+        std::lock_guard lk(sb->mutex);
+        if (!sb->gone && sb->state == sandbox_state::running) ++running;
+    }
     for (auto const& sb : all) {
         if (q.next && (q.asc ? sb->seq < *q.next : sb->seq > *q.next)) continue;
         bool match = (!q.template_id || sb->template_id == *q.template_id) &&
@@ -341,7 +351,7 @@ std::pair<json::array, std::optional<std::uint64_t>> list_page(server_state cons
         }
         out.push_back(detail_json(st, *sb, false));
     }
-    return {std::move(out), token};
+    return {std::move(out), token, running};
 }
 
 asio::awaitable<void> list_v2(std::shared_ptr<server_state> st, http_request const& req, response_sink& sink,
@@ -354,8 +364,9 @@ asio::awaitable<void> list_v2(std::shared_ptr<server_state> st, http_request con
         co_return;
     }
     auto page = list_page(*st, std::move(q), legacy);
-    http_response r = json_response(200, page.first);
-    if (page.second) r.headers.emplace_back("X-Next-Token", std::to_string(*page.second));
+    http_response r = json_response(200, page.page);
+    if (page.next) r.headers.emplace_back("X-Next-Token", std::to_string(*page.next));
+    r.headers.emplace_back("X-Total-Running", std::to_string(page.total_running));
     co_await sink.send(std::move(r));
 }
 
@@ -388,6 +399,7 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
             co_await sink.send(rest_error(405, "method not allowed"));
         co_return;
     }
+    if (co_await handle_snapshot_routes(st, req, sink) || co_await handle_metrics_routes(st, req, sink)) co_return;
     std::string_view rest(path);
     if (rest.rfind("/sandboxes/", 0) != 0) {
         co_await sink.send(rest_error(404, "no such route"));
@@ -421,9 +433,12 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
         }
         co_return;
     }
-    if (m == "GET" && action == "metrics") {
-        // No resource sampling here: an empty series, as E2B answers before its first sample.
-        http_response r = sb ? json_response(200, json::array{}) : not_found(id);
+    if (m == "PUT" && action == "network") {
+        // Egress rules need a network of the sandbox's own with a filter: not built here.
+        http_response r = sb ? rest_error(501,
+                                          "unimplemented: prism-e2b-local cannot change a sandbox's network "
+                                          "settings after create (only allow_internet_access at create)")
+                             : not_found(id);
         co_await sink.send(std::move(r));
         co_return;
     }

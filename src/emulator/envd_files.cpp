@@ -4,6 +4,8 @@
 // through the sandbox root with RESOLVE_IN_ROOT, so symlinks cannot leave it.
 // Nothing here can block on a FIFO, socket or device: /files reads and writes
 // regular files only (open_regular_in_root), and directories open O_DIRECTORY.
+#include "emulator/gzip_body.hpp"
+#include "emulator/link_target.hpp"
 #include "emulator/multipart.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
@@ -155,7 +157,7 @@ std::variant<json::object, fs_error> stat_entry(sandbox const& sb, std::string c
     if (S_ISLNK(st.st_mode)) {
         char buf[4096];
         ssize_t const n = ::readlinkat(fd.get(), "", buf, sizeof buf);
-        if (n >= 0) target = std::string(buf, static_cast<std::size_t>(n));
+        if (n >= 0) target = resolved_link_target(sb.root_fd, path, std::string(buf, static_cast<std::size_t>(n)));
     }
     return entry_json(path, st, target);
 }
@@ -184,7 +186,8 @@ void list_into(sandbox const& sb, std::string const& dir_path, int dir_fd, std::
         if (S_ISLNK(st.st_mode)) {
             char buf[4096];
             ssize_t const len = ::readlinkat(dir_fd, n.c_str(), buf, sizeof buf);
-            if (len >= 0) target = std::string(buf, static_cast<std::size_t>(len));
+            if (len >= 0)
+                target = resolved_link_target(sb.root_fd, child, std::string(buf, static_cast<std::size_t>(len)));
         }
         out.push_back(entry_json(child, st, target));
         if (S_ISDIR(st.st_mode) && depth > 1) {
@@ -269,6 +272,7 @@ asio::awaitable<void> download(std::shared_ptr<sandbox> sb, http_request const& 
             if (n <= 0) break;
             r.body.append(buf, static_cast<std::size_t>(n));
         }
+        gzip_response_for(req, r);  // larger, streamed downloads stay identity-encoded
         co_await sink.send(std::move(r));
         co_return;
     }
@@ -297,10 +301,6 @@ asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& re
         }
     }
     auto const ctype = req.header("content-type");
-    if (!req.header("content-encoding").empty() && req.header("content-encoding") != "identity") {
-        co_await sink.send(rest_error(400, "Content-Encoding is not supported; send the file uncompressed"));
-        co_return;
-    }
     json::array written;
     if (auto boundary = multipart_boundary(ctype)) {
         auto parts = parse_multipart(req.body, *boundary);
@@ -358,14 +358,19 @@ asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& re
 
 }  // namespace
 
-asio::awaitable<void> handle_files(std::shared_ptr<server_state>, std::shared_ptr<sandbox> sb, http_request req,
+asio::awaitable<void> handle_files(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
                                    response_sink& sink)
 {
+    if (req.method == "POST")
+        if (auto refused = inflate_upload(req, st->opts.max_file_bytes)) {
+            co_await sink.send(std::move(*refused));
+            co_return;
+        }
     auto name = query_param(req.query, "username");
     if (!name) {
         if (auto h = basic_auth_user(req.header("authorization"))) name = *h;
     }
-    auto const user = lookup_user(name.value_or(""));
+    auto const user = sandbox_user(*sb, name.value_or(""));
     if (!user) {
         co_await sink.send(rest_error(401, "error looking up user '" + name.value_or("") + "': unknown user"));
         co_return;
@@ -398,7 +403,7 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, st
     }
     auto const& o = v.as_object();
     auto const who = basic_auth_user(req.header("authorization"));
-    auto const user = who ? lookup_user(*who) : std::nullopt;
+    auto const user = who ? sandbox_user(*sb, *who) : std::nullopt;
     if (!user) {
         co_await sink.send(
             connect_error("unauthenticated", "invalid user: only 'user' and 'root' exist in this sandbox"));
@@ -475,7 +480,8 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, st
                 } else {
                     unique_fd pdir = open_in_root(sb->root_fd, parent, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
                     int e = pdir ? remove_tree_at(pdir.get(), name) : errno;
-                    resp = e == 0 ? reply({}) : rpc_fail(errno_error(e, path));
+                    // As envd's os.RemoveAll (and E2B's tests): a path that is not there is removed.
+                    resp = e == 0 || e == ENOENT ? reply({}) : rpc_fail(errno_error(e, path));
                 }
             }
         }

@@ -378,7 +378,7 @@ asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sa
     if (auto it = o.find("stdin"); it != o.end() && it->value().is_bool()) open_stdin = it->value().as_bool();
 
     auto const who = basic_auth_user(req.header("authorization"));
-    auto const user = who ? lookup_user(*who) : std::nullopt;
+    auto const user = who ? sandbox_user(*sb, *who) : std::nullopt;
     if (!user) {
         rpc_error err{"unauthenticated", "invalid user: only 'user' and 'root' exist in this sandbox"};
         co_await send_stream_error(sink, err);

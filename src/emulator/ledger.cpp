@@ -68,6 +68,14 @@ bool ledger_write(fs::path const& dir, sandbox const& sb)
     o["isolation"] = sb.isolation;
     o["uidBase"] = sb.ids.base();
     o["seq"] = sb.seq;
+    json::object limits;
+    limits["cpuCount"] = sb.limits.cpu_count;
+    limits["memoryMB"] = sb.limits.memory_mb;
+    limits["maxPids"] = sb.limits.max_pids;
+    o["limits"] = std::move(limits);
+    o["diskSizeMB"] = sb.disk_mb;
+    o["defaultUser"] = sb.default_user;
+    o["startCmd"] = sb.start_cmd;
     {
         std::lock_guard lk(sb.mutex);
         if (sb.gone) return true;

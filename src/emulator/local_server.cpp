@@ -8,6 +8,7 @@
 #include "emulator/ledger.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
+#include "emulator/signed_url.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -142,13 +143,33 @@ server::~server() { stop(); }
 
 namespace {
 
+/// The sandbox a request is for: the E2b-Sandbox-Id header, the Host `49983-<id>.<domain>`, or,
+/// for a signed /files URL that names neither (the SDK's uploadUrl/downloadUrl against one
+/// sandboxUrl), the sandbox whose access token signed it. Empty: the control plane.
+std::string sandbox_id_of(server_state const& st, http_request const& req)
+{
+    std::string id(req.header("e2b-sandbox-id"));
+    if (id.empty()) id = sandbox_id_from_host(req.header("host"));
+    if (id.empty() && req.path == "/files" && has_file_signature(req)) {
+        std::vector<std::shared_ptr<sandbox>> all;
+        {
+            std::lock_guard lk(st.mutex);
+            for (auto const& [sid, sb] : st.sandboxes) all.push_back(sb);
+        }
+        // The expiry is judged later, by refusal(): here only whose signature it is.
+        auto const any_time = std::chrono::system_clock::time_point{};
+        for (auto const& sb : all)
+            if (!check_file_signature(req, sb->access_token, any_time)) return sb->id;
+    }
+    return id;
+}
+
 /// The credential checks every request passes, judged from its head alone (the
 /// listener calls it before reading a body; dispatch again, as a sandbox may have
 /// been paused meanwhile). nullopt: go ahead.
 std::optional<http_response> refusal(server_state& st, http_request const& req)
 {
-    std::string id(req.header("e2b-sandbox-id"));
-    if (id.empty()) id = sandbox_id_from_host(req.header("host"));
+    std::string const id = sandbox_id_of(st, req);
     if (id.empty()) {
         if (req.path.rfind("/admin/", 0) == 0) {
             if (st.opts.admin_token.empty()) return rest_error(404, "admin routes are disabled");
@@ -181,6 +202,10 @@ std::optional<http_response> refusal(server_state& st, http_request const& req)
         token = sb->access_token;
     }
     if (req.path == "/health" && req.method == "GET") return std::nullopt;
+    if (req.path == "/files" && !req.has_header("x-access-token") && has_file_signature(req)) {
+        if (auto why = check_file_signature(req, token, std::chrono::system_clock::now())) return rest_error(401, *why);
+        return std::nullopt;  // a signed URL of this sandbox's access token
+    }
     if (!secure_equals(req.header("x-access-token"), token)) {
         if (rpc) return connect_error("unauthenticated", "invalid or missing access token");
         return rest_error(401, "invalid or missing access token");
@@ -201,8 +226,7 @@ asio::awaitable<void> detail::dispatch(std::shared_ptr<server_state> st, http_re
         co_await sink.send(std::move(*refused));
         co_return;
     }
-    std::string id(req.header("e2b-sandbox-id"));
-    if (id.empty()) id = sandbox_id_from_host(req.header("host"));
+    std::string const id = sandbox_id_of(*st, req);
     if (id.empty()) {
         if (req.path.rfind("/admin/", 0) == 0)
             co_await handle_admin(st, std::move(req), sink);
@@ -300,6 +324,10 @@ result<void> server::start()
     if (st.engine != "none") write_account_files(st);
     st.freezer_root = ::geteuid() == 0 && st.opts.cgroup_freezer ? probe_freezer() : std::string();
     st.freezer_available = !st.freezer_root.empty();
+    // Templates are the operator's files; snapshots are the server's (they outlive restarts).
+    st.templates_dir = st.state_dir / "templates";
+    fs::create_directories(st.templates_dir, ec);
+    st.snapshots.open(st.state_dir / "snapshots");
     // What a server that died without stop() left: its sandboxes come back.
     st.ledger = ledger_dir(st.state_dir);
     st.restore_from_ledger();

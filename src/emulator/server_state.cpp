@@ -6,6 +6,7 @@
 
 #include "emulator/ledger.hpp"
 #include "emulator/sandbox_fs.hpp"
+#include "emulator/sandbox_tree.hpp"
 #include "emulator/small_files.hpp"
 #include "protocol/base64.hpp"
 
@@ -45,6 +46,14 @@ http_response rest_error(int status, std::string const& message)
     o["code"] = status;
     o["message"] = message;
     r.body = boost::json::serialize(o);
+    return r;
+}
+
+http_response json_response(int status, boost::json::value const& v)
+{
+    http_response r;
+    r.status = status;
+    r.body = boost::json::serialize(v);
     return r;
 }
 
@@ -173,6 +182,16 @@ std::string random_hex(std::size_t bytes)
     return out;
 }
 
+std::optional<std::string> sandbox_route_id(std::string_view path, std::string_view suffix)
+{
+    constexpr std::string_view prefix = "/sandboxes/";
+    if (path.size() <= prefix.size() + suffix.size() || !path.starts_with(prefix) || !path.ends_with(suffix))
+        return std::nullopt;
+    auto const id = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+    if (id.find('/') != std::string_view::npos) return std::nullopt;
+    return std::string(id);
+}
+
 bool secure_equals(std::string_view a, std::string_view b) noexcept
 {
     if (a.size() != b.size()) return false;
@@ -184,6 +203,11 @@ std::optional<os_user> lookup_user(std::string_view name)
     if (name.empty() || name == "user") return os_user{"user", default_uid, default_gid, "/home/user"};
     if (name == "root") return os_user{"root", 0, 0, "/root"};
     return std::nullopt;
+}
+
+std::optional<os_user> sandbox_user(sandbox const& sb, std::string_view name)
+{
+    return lookup_user(name.empty() ? std::string_view(sb.default_user) : name);
 }
 
 std::optional<std::string> basic_auth_user(std::string_view header)
@@ -202,15 +226,6 @@ namespace {
 
 /// The server's own registration of a sandbox's access token, released when the sandbox goes.
 std::string token_scope(std::string const& sandbox_id) { return "prism-e2b-local/" + sandbox_id; }
-
-std::vector<pid_t> cgroup_pids(std::string const& dir)
-{
-    std::vector<pid_t> out;
-    std::istringstream in(read_small_file(dir + "/cgroup.procs"));
-    pid_t p;
-    while (in >> p) out.push_back(p);
-    return out;
-}
 
 /// The state letter of /proc/<pid>/stat ('R', 'S', 'T', ...), '?' when unknown.
 char process_state(pid_t pid)
@@ -237,6 +252,100 @@ void thaw_cgroup(std::string const& dir) { write_small_file(dir + "/freezer.stat
 
 }  // namespace
 
+// ---------------------------------------------------------------- templates
+
+namespace {
+
+/// The directories of a sandbox that a template or snapshot seeds.
+std::vector<std::string> const& seeded_dirs()
+{
+    static std::vector<std::string> const dirs = {"home/user", "workspace", "tmp", "root"};
+    return dirs;
+}
+
+/// Extracts a tarball into `into` with tar (numeric owners, as root), for copy_tree to translate.
+result<void> extract_tarball(fs::path const& tarball, fs::path const& into)
+{
+    std::error_code ec;
+    fs::create_directories(into, ec);
+    pid_t const pid = ::fork();
+    if (pid < 0) return error(errc::server_error, "cannot start tar", {"template"});
+    if (pid == 0) {
+        int const null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+            ::dup2(null, 0);
+            ::dup2(null, 1);
+        }
+        ::execlp("tar", "tar", "--numeric-owner", "--no-same-permissions", "-xf", tarball.c_str(), "-C", into.c_str(),
+                 static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return error(errc::server_error, "tar could not extract the template's rootfs " + tarball.string(),
+                     {"template"});
+    return result<void>{};
+}
+
+/// Copies a snapshot's files (owners kept, as ids inside) or a template's into the new sandbox's
+/// own directories. A template's are the operator's files: /home/user and /workspace become the
+/// default user's, /tmp and /root the sandbox root's, whoever owns them on the host.
+result<void> seed_from_template(template_spec const& tpl, sandbox& sb)
+{
+    if (tpl.from_snapshot) return copy_tree(tpl.rootfs, sb.root, sb.ids.base(), seeded_dirs());
+    auto from = tpl.rootfs;
+    auto const staging = sb.dir / "template-staging";
+    result<void> r;
+    if (tpl.rootfs_is_tarball) {
+        r = extract_tarball(tpl.rootfs, staging);
+        from = staging;
+    }
+    for (auto const* dir : {"home/user", "workspace", "tmp", "root"}) {
+        if (!r) break;
+        std::vector<std::string> const only = {dir};
+        uid_t const owner =
+            std::string_view(dir) == "home/user" || std::string_view(dir) == "workspace" ? default_uid : 0;
+        r = copy_tree(from, sb.root, sb.ids.base(), only, owner);
+    }
+    if (tpl.rootfs_is_tarball) remove_tree(staging.string());
+    return r;
+}
+
+}  // namespace
+
+void server_state::run_start_command(std::shared_ptr<sandbox> const& sb)
+{
+    if (sb->start_cmd.empty()) return;
+    auto const user = lookup_user(sb->default_user);
+    process_config cfg;
+    cfg.cmd = "/bin/bash";
+    cfg.args = {"-lc", sb->start_cmd};
+    cfg.tag = "start-command";
+    if (auto p = spawn(sb, std::move(cfg), false, *user); !p)
+        log(log_level::warning,
+            "prism-e2b-local: the start command of sandbox " + sb->id + " did not start: " + p.error().message());
+}
+
+result<void> server_state::copy_files_still(std::shared_ptr<sandbox> const& sb, fs::path const& to)
+{
+    std::lock_guard lk(sb->mutex);  // nothing starts, pauses or resumes meanwhile
+    if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"snapshot"});
+    bool const running = sb->state == sandbox_state::running;
+    bool frozen = false;
+    if (running && !sb->cgroup_dir.empty()) frozen = freeze_cgroup(sb->cgroup_dir);
+    if (running && !frozen)
+        for (auto& [pid, p] : sb->processes) p->signal(SIGSTOP);
+    // Owners as the ids inside the sandbox (base 0): a snapshot belongs to no uid range.
+    auto copied = copy_tree(sb->root, to, 0);
+    if (frozen)
+        thaw_cgroup(sb->cgroup_dir);
+    else if (running)
+        for (auto& [pid, p] : sb->processes) p->signal(SIGCONT);
+    return copied;
+}
+
 // ---------------------------------------------------------------- sandbox
 
 sandbox::~sandbox()
@@ -251,14 +360,28 @@ std::shared_ptr<sandbox> server_state::find(std::string const& id) const
     return it == sandboxes.end() ? nullptr : it->second;
 }
 
+result<template_spec> server_state::resolve_template(std::string const& id) const
+{
+    if (auto snap = snapshots.find(id)) {
+        auto spec = snap->spec;
+        spec.id = snap->snapshot_id();
+        return spec;
+    }
+    return find_template(templates_dir, id, ns_defaults);
+}
+
 result<std::shared_ptr<sandbox>> server_state::create_sandbox(
-    std::string template_id, std::map<std::string, std::string> metadata, std::map<std::string, std::string> env_vars,
+    template_spec const& tpl, std::map<std::string, std::string> metadata, std::map<std::string, std::string> env_vars,
     std::chrono::seconds timeout, bool auto_pause, bool auto_pause_memory, bool auto_resume, bool allow_internet)
 {
     if (stopping) return error(errc::service_busy, "server is stopping", {"create"});
     auto sb = std::make_shared<sandbox>();
     sb->id = random_id(20);
-    sb->template_id = std::move(template_id);
+    sb->template_id = tpl.id;
+    sb->limits = tpl.limits;
+    sb->disk_mb = tpl.disk_mb;
+    sb->default_user = tpl.user;
+    sb->start_cmd = tpl.start_cmd;
     sb->access_token = random_hex(32);
     secret_redactor::global().add(sb->access_token, token_scope(sb->id));
     sb->dir = state_dir / "sandboxes" / sb->id;
@@ -285,6 +408,11 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
             if (::chown((sb->root / sub).c_str(), sb->host_id(0), sb->host_id(0)) != 0)
                 return error(errc::server_error, "cannot hand the sandbox's directories to its root", {"create"});
     }
+    if (!tpl.rootfs.empty())
+        if (auto seeded = seed_from_template(tpl, *sb); !seeded) {
+            fs::remove_all(sb->dir, ec);
+            return seeded.error();
+        }
     // Traversable (not listable) for the unprivileged default user when there is no mount namespace.
     for (auto const& d : {state_dir, state_dir / "sandboxes", sb->dir, sb->root}) ::chmod(d.c_str(), 0711);
     sb->root_fd = ::open(sb->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -296,7 +424,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     sb->isolation = engine;
     sb->internet = allow_internet;
     if (ns) {
-        auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, ns_defaults);
+        auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
         if (!cgroups) {
             if (!sb->cgroup_dir.empty()) ::rmdir(sb->cgroup_dir.c_str());
             return cgroups.error();
@@ -314,7 +442,8 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         }
     }
     sb->metadata = std::move(metadata);
-    sb->env_vars = std::move(env_vars);
+    sb->env_vars = tpl.env_vars;
+    for (auto& [k, v] : env_vars) sb->env_vars[k] = std::move(v);
     sb->started_at = std::chrono::system_clock::now();
     sb->end_at = sb->started_at + timeout;
     sb->auto_pause = auto_pause;
@@ -327,6 +456,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     }
     persist(*sb);
     log(log_level::info, "prism-e2b-local: created sandbox " + sb->id + " (template " + sb->template_id + ")");
+    run_start_command(sb);
     return sb;
 }
 
@@ -470,8 +600,14 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
 
 result<void> server_state::resume_sandbox(std::shared_ptr<sandbox> const& sb, std::chrono::seconds timeout)
 {
+    bool cold = false;
+    {
+        std::lock_guard lk(sb->mutex);
+        cold = sb->state == sandbox_state::paused && !sb->paused_with_memory;
+    }
     auto r = resume_locked(*sb, timeout);
     if (r) persist(*sb);
+    if (r && cold) run_start_command(sb);
     return r;
 }
 
@@ -654,6 +790,19 @@ void server_state::restore_from_ledger()
         }
         sb->isolation = engine;
         sb->internet = flag("internet");
+        sb->limits = ns_defaults;  // records written before templates had limits of their own
+        if (auto const* l = rec.if_contains("limits"); l && l->is_object()) {
+            auto const& lo = l->as_object();
+            auto lim = [&](char const* k, std::uint32_t fallback) {
+                auto const* v = lo.if_contains(k);
+                return v && v->is_number() ? v->to_number<std::uint32_t>() : fallback;
+            };
+            sb->limits = {lim("cpuCount", ns_defaults.cpu_count), lim("memoryMB", ns_defaults.memory_mb),
+                          lim("maxPids", ns_defaults.max_pids)};
+        }
+        sb->disk_mb = static_cast<std::uint32_t>(num("diskSizeMB"));
+        if (str("defaultUser") == "root") sb->default_user = "root";
+        sb->start_cmd = str("startCmd");
         sb->metadata = map("metadata");
         sb->env_vars = map("envVars");
         sb->started_at = std::chrono::system_clock::time_point(ms(num("startedAtMs")));
@@ -678,7 +827,7 @@ void server_state::restore_from_ledger()
                 continue;
             }
             sb->ids = std::move(*ids);
-            auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, ns_defaults);
+            auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
             if (!cgroups) {
                 skip(cgroups.error().message());
                 continue;
@@ -702,6 +851,7 @@ void server_state::restore_from_ledger()
         persist(*sb);
         log(log_level::info,
             "prism-e2b-local: took back sandbox " + sb->id + (was_running ? " (running, booted again)" : " (paused)"));
+        if (was_running) run_start_command(sb);
     }
 }
 

@@ -8,6 +8,8 @@
 #include "emulator/http_message.hpp"
 #include "emulator/namespaces_engine.hpp"
 #include "emulator/process_runner.hpp"
+#include "emulator/snapshots.hpp"
+#include "emulator/templates.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -44,6 +46,9 @@ inline constexpr gid_t default_gid = 1000;
 
 /// "user" (also for an empty name) or "root"; nullopt for any other name.
 std::optional<os_user> lookup_user(std::string_view name);
+struct sandbox;
+/// lookup_user, where no name (no Authorization) means the sandbox template's default user.
+std::optional<os_user> sandbox_user(sandbox const& sb, std::string_view name);
 /// The name an `Authorization: Basic base64("<user>:")` header selects: "" when the
 /// header is absent, nullopt when it is malformed.
 std::optional<std::string> basic_auth_user(std::string_view header);
@@ -67,6 +72,11 @@ struct sandbox {
     std::filesystem::path boot_id_file;      ///< dir/boot_id, new on every cold boot
     std::map<std::string, std::string> metadata;
     std::map<std::string, std::string> env_vars;
+    // -- from its template (templates.hpp) --
+    ns_limits limits;                   ///< its cgroup limits (namespaces engine)
+    std::uint32_t disk_mb = 0;          ///< reported disk size; 0: the state dir's filesystem
+    std::string default_user = "user";  ///< who commands and file operations run as without Authorization
+    std::string start_cmd;              ///< run on every cold boot; empty: none
     std::chrono::system_clock::time_point started_at;
     bool auto_pause = false;
     bool auto_pause_memory = true;
@@ -84,6 +94,9 @@ struct sandbox {
     std::uint32_t running = 0;
     std::uint32_t peak = 0;
     ns_init init;  ///< namespaces engine: pid 1 of the sandbox (pid -1 while filesystem-paused)
+    // metrics.cpp: the CPU time of the last sample, for the next one's cpuUsedPct.
+    std::uint64_t sampled_cpu_ticks = 0;
+    std::chrono::steady_clock::time_point sampled_at{};
 
     /// The host id of an id inside the sandbox (the same id without a user namespace).
     uid_t host_id(uid_t inside) const noexcept { return ids.base() + inside; }
@@ -114,6 +127,9 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// passwd/group (the host's plus "user") bound over /etc in each mount namespace; empty: none.
     std::string passwd_file, group_file;
 
+    std::filesystem::path templates_dir;  ///< state_dir/templates (templates.hpp)
+    snapshot_store snapshots;             ///< state_dir/snapshots (snapshots.hpp)
+
     mutable std::mutex mutex;  ///< guards `sandboxes` and `next_seq`
     std::map<std::string, std::shared_ptr<sandbox>> sandboxes;
     std::uint64_t next_seq = 0;
@@ -122,7 +138,10 @@ struct server_state : std::enable_shared_from_this<server_state> {
     std::shared_ptr<sandbox> find(std::string const& id) const;
 
     // -- operations (thread-safe) ---------------------------------------------
-    result<std::shared_ptr<sandbox>> create_sandbox(std::string template_id,
+    /// The template (or snapshot: those come first) a create's templateID names.
+    /// Errors: not_found, invalid_argument (a malformed template file).
+    result<template_spec> resolve_template(std::string const& id) const;
+    result<std::shared_ptr<sandbox>> create_sandbox(template_spec const& tpl,
                                                     std::map<std::string, std::string> metadata,
                                                     std::map<std::string, std::string> env_vars,
                                                     std::chrono::seconds timeout, bool auto_pause,
@@ -155,6 +174,12 @@ struct server_state : std::enable_shared_from_this<server_state> {
     void restore_from_ledger();
     /// namespaces engine: a cold boot of the sandbox's init (new boot id). Call with sb.mutex held.
     result<void> boot_sandbox(sandbox& sb);
+    /// Starts the template's start command (bash -lc, as the default user) after a cold boot; logs a failure.
+    void run_start_command(std::shared_ptr<sandbox> const& sb);
+    /// Copies the sandbox's files into `to` (owners as ids inside the sandbox) with its processes
+    /// held still: frozen for the copy when it runs (E2B pauses it while it snapshots), as they are when
+    /// it is paused. Errors: not_found (killed), server_error (the copy failed; the sandbox runs on).
+    result<void> copy_files_still(std::shared_ptr<sandbox> const& sb, std::filesystem::path const& to);
     /// namespaces engine: ends the sandbox's init; it is reaped in the background.
     void halt_sandbox(sandbox& sb);
 
@@ -167,6 +192,13 @@ boost::asio::awaitable<void> dispatch(std::shared_ptr<server_state> st, http_req
 /// The control plane and the admin routes; reached only through dispatch(), whose
 /// refusal() has already checked X-API-KEY / X-Admin-Token.
 boost::asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_request req, response_sink& sink);
+/// POST /sandboxes/{id}/snapshots, GET /snapshots, DELETE /templates/{id} (snapshot_routes.cpp);
+/// false when `req` is none of them.
+boost::asio::awaitable<bool> handle_snapshot_routes(std::shared_ptr<server_state> st, http_request const& req,
+                                                    response_sink& sink);
+/// GET /sandboxes/{id}/metrics and GET /sandboxes/metrics (metrics.cpp); false when `req` is neither.
+boost::asio::awaitable<bool> handle_metrics_routes(std::shared_ptr<server_state> st, http_request const& req,
+                                                   response_sink& sink);
 boost::asio::awaitable<void> handle_admin(std::shared_ptr<server_state> st, http_request req, response_sink& sink);
 /// envd routes for a sandbox that exists, is running and was authenticated.
 boost::asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
@@ -182,6 +214,8 @@ boost::asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state>
 // -- small shared helpers (server_state.cpp) -----------------------------------
 /// REST error body {"code":<status>,"message":...}.
 http_response rest_error(int status, std::string const& message);
+/// A JSON body with `status`.
+http_response json_response(int status, boost::json::value const& v);
 /// Connect unary error: HTTP status from the code, body {"code":"<name>","message":...}.
 http_response connect_error(std::string const& code, std::string const& message);
 /// The JSON object of a Connect unary request (an empty body is {}) into `out`;
@@ -202,6 +236,8 @@ std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q)
 /// Random lower-case alphanumeric identifier / hex token from the CSPRNG.
 std::string random_id(std::size_t length);
 std::string random_hex(std::size_t bytes);
+/// "/sandboxes/<id><suffix>" -> <id> (one path segment); nullopt for any other path.
+std::optional<std::string> sandbox_route_id(std::string_view path, std::string_view suffix);
 /// Constant-time string comparison for credentials.
 bool secure_equals(std::string_view a, std::string_view b) noexcept;
 

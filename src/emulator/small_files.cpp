@@ -25,4 +25,13 @@ std::string read_small_file(std::string const& path)
     return ss.str();
 }
 
+std::vector<pid_t> cgroup_pids(std::string const& cgroup_dir)
+{
+    std::vector<pid_t> out;
+    std::istringstream in(read_small_file(cgroup_dir + "/cgroup.procs"));
+    pid_t p;
+    while (in >> p) out.push_back(p);
+    return out;
+}
+
 }  // namespace prism_e2b::local::detail

@@ -3,6 +3,8 @@
 #define PRISM_E2B_EMULATOR_SMALL_FILES_HPP
 
 #include <string>
+#include <sys/types.h>
+#include <vector>
 
 namespace prism_e2b::local::detail {
 
@@ -10,6 +12,8 @@ namespace prism_e2b::local::detail {
 bool write_small_file(std::string const& path, std::string const& text);
 /// The file's contents; empty when it cannot be read.
 std::string read_small_file(std::string const& path);
+/// The processes of a cgroup-v1 directory (its cgroup.procs); empty when unreadable.
+std::vector<pid_t> cgroup_pids(std::string const& cgroup_dir);
 
 }  // namespace prism_e2b::local::detail
 
