@@ -4,6 +4,8 @@
 #include <prism_e2b/local_server.hpp>
 #include <prism_e2b/redactor.hpp>
 
+#include "emulator/envd_agent.hpp"
+#include "emulator/envd_proxy.hpp"
 #include "emulator/http_listener.hpp"
 #include "emulator/ledger.hpp"
 #include "emulator/sandbox_fs.hpp"
@@ -14,7 +16,9 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <fcntl.h>
@@ -69,9 +73,9 @@ bool probe_mount_namespace(fs::path const& probe_dir)
 
 /// The cgroup v1 freezer hierarchy, if mounted and writable. Also removes what
 /// servers that died without stop() left behind.
-std::string probe_freezer()
+std::string probe_freezer(std::vector<std::string> const& keep)
 {
-    std::string const dir = create_server_cgroup("/sys/fs/cgroup/freezer", "prism-e2b-", remove_cgroup_tree);
+    std::string const dir = create_server_cgroup("/sys/fs/cgroup/freezer", "prism-e2b-", remove_cgroup_tree, keep);
     struct stat st {};
     if (dir.empty()) return {};
     if (::stat((dir + "/freezer.state").c_str(), &st) != 0) {
@@ -215,6 +219,10 @@ asio::awaitable<void> detail::dispatch(std::shared_ptr<server_state> st, http_re
         co_await sink.send(rest_error(502, "sandbox " + id + " is not running or does not exist"));
         co_return;
     }
+    if (sb->agent) {  // namespaces engine: envd runs inside the sandbox
+        co_await proxy_to_agent(st, sb, std::move(req), sink);
+        co_return;
+    }
     if (req.path == "/health" && req.method == "GET") {
         http_response r;
         r.status = 204;
@@ -270,11 +278,29 @@ result<void> server::start()
     bool const may_isolate = st.opts.isolate && wanted != "none";
     // The sandboxes' unprivileged ids must be able to traverse to their directories.
     for (auto const& d : {st.state_dir, st.state_dir / "sandboxes"}) ::chmod(d.c_str(), 0711);
+    // Cgroups of sandboxes a server that died left in this state dir: kept for restore_from_ledger().
+    std::vector<std::string> keep;
+    for (auto const& rec : ledger_read_all(ledger_dir(st.state_dir))) {
+        if (auto const* v = rec.if_contains("cgroups"); v && v->is_array())
+            for (auto const& d : v->as_array())
+                if (d.is_string()) keep.emplace_back(d.as_string());
+        if (auto const* v = rec.if_contains("freezerCgroup"); v && v->is_string() && !v->as_string().empty())
+            keep.emplace_back(v->as_string());
+    }
+    for (auto const& k : keep) {
+        auto const root = fs::path(k).parent_path().string();
+        if (std::find(st.inherited_cgroup_roots.begin(), st.inherited_cgroup_roots.end(), root) ==
+            st.inherited_cgroup_roots.end())
+            st.inherited_cgroup_roots.push_back(root);
+    }
     std::string ns_problem = "it needs root";
     if (may_isolate && (wanted.empty() || wanted == "namespaces") && ::geteuid() == 0) {
-        if (!st.ns_cgroups.create())
+        st.envd_agent = find_envd_agent();
+        if (st.envd_agent.empty())
+            ns_problem = "prism-e2b-envd was not found (next to the executable, or set PRISM_E2B_ENVD)";
+        else if (!st.ns_cgroups.create(keep))
             ns_problem = "the cgroup-v1 memory, pids and cpu controllers are not all available";
-        else if (auto probed = probe_namespaces(st.state_dir / "probe-ns"); !probed)
+        else if (auto probed = probe_namespaces(st.state_dir / "probe-ns", st.envd_agent); !probed)
             ns_problem = probed.error().message();
         else
             ns_problem.clear();
@@ -298,7 +324,7 @@ result<void> server::start()
         st.engine = st.isolation_available ? "mount-namespace" : "none";
     }
     if (st.engine != "none") write_account_files(st);
-    st.freezer_root = ::geteuid() == 0 && st.opts.cgroup_freezer ? probe_freezer() : std::string();
+    st.freezer_root = ::geteuid() == 0 && st.opts.cgroup_freezer ? probe_freezer(keep) : std::string();
     st.freezer_available = !st.freezer_root.empty();
     // What a server that died without stop() left: its sandboxes come back.
     st.ledger = ledger_dir(st.state_dir);
@@ -353,6 +379,7 @@ void server::stop()
     st.stop_all();
     if (!st.freezer_root.empty()) remove_cgroup_tree(st.freezer_root);
     for (auto const& d : st.ns_cgroups.all()) remove_cgroup_tree(d);
+    for (auto const& d : st.inherited_cgroup_roots) remove_cgroup_tree(d);
     if (st.owns_state_dir) remove_tree(st.state_dir.string());
     st.state_lock = unique_fd();
 }
@@ -375,6 +402,13 @@ std::uint32_t server::peak_concurrent_execs(std::string const& sandbox_id) const
 {
     auto sb = impl_->st->find(sandbox_id);
     if (!sb) return 0;
+    if (sb->agent) {  // counted by the sandbox's agent, which runs its processes
+        auto reply = agent_get(sb->agent->socket_path(), agent_stats_path, std::chrono::seconds(10));
+        boost::system::error_code ec;
+        auto v = reply ? boost::json::parse(reply->body, ec) : boost::json::value();
+        auto const* peak = !ec && v.is_object() ? v.as_object().if_contains("peak") : nullptr;
+        return peak && peak->is_number() ? peak->to_number<std::uint32_t>() : 0;
+    }
     std::lock_guard lk(sb->mutex);
     return sb->peak;
 }
