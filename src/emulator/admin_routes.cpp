@@ -1,5 +1,6 @@
 // Fault-injection admin routes (documented in include/prism_e2b/local_server.hpp),
 // guarded by X-Admin-Token; disabled when no admin token was configured.
+#include "emulator/envd_agent.hpp"
 #include "emulator/server_state.hpp"
 
 #include <boost/json.hpp>
@@ -40,6 +41,13 @@ asio::awaitable<void> handle_admin(std::shared_ptr<server_state> st, http_reques
         auto sb = st->find(id);
         if (!sb) {
             co_await sink.send(rest_error(404, "sandbox not found"));
+            co_return;
+        }
+        if (sb->agent) {  // namespaces engine: the sandbox's agent runs and counts its processes
+            http_request stats;
+            stats.method = "GET";
+            stats.target = stats.path = agent_stats_path;
+            co_await forward_to_agent(st, sb, std::move(stats), sink);
             co_return;
         }
         json::object o;

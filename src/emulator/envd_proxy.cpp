@@ -9,7 +9,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -179,6 +181,21 @@ std::optional<agent_reply> agent_get(fs::path const& path, std::string const& ta
     return r;
 }
 
+std::uint32_t agent_peak(sandbox& sb)
+{
+    {
+        std::lock_guard lk(sb.mutex);
+        if (sb.state != sandbox_state::running) return sb.peak;
+    }
+    auto reply = agent_get(sb.agent->socket_path(), agent_stats_path, std::chrono::seconds(10));
+    boost::system::error_code ec;
+    auto v = reply ? boost::json::parse(reply->body, ec) : boost::json::value();
+    auto const* peak = !ec && v.is_object() ? v.as_object().if_contains("peak") : nullptr;
+    std::lock_guard lk(sb.mutex);
+    if (peak && peak->is_number()) sb.peak = std::max(sb.peak, peak->to_number<std::uint32_t>());
+    return sb.peak;
+}
+
 std::optional<local_socket> agent_pool::take(bool& reused)
 {
     std::lock_guard lk(mutex_);
@@ -216,10 +233,15 @@ asio::awaitable<void> proxy_to_agent(std::shared_ptr<server_state> st, std::shar
         co_await sink.send(rest_error(404, "no such route"));
         co_return;
     }
+    co_await forward_to_agent(std::move(st), std::move(sb), std::move(req), sink);
+}
+
+asio::awaitable<void> forward_to_agent(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
+                                       response_sink& sink)
+{
     auto const& pool = *sb->agent;
     auto const generation = pool.generation();
     auto upstream = upstream_request(*st, *sb, req);
-    auto ex = co_await asio::this_coro::executor;
     // A pooled connection may have been closed by the agent meanwhile: then once more on a new one.
     for (int attempt = 0; attempt < 2; ++attempt) {
         bool reused = false;
@@ -246,7 +268,6 @@ asio::awaitable<void> proxy_to_agent(std::shared_ptr<server_state> st, std::shar
         // The client going away cuts the upstream stream too: the agent sees its peer close.
         auto outcome = co_await (relay(sock, buf, parser, sink) || sink.wait_peer_closed());
         if (outcome.index() == 0 && std::get<0>(outcome)) sb->agent->give_back(std::move(sock), generation);
-        (void)ex;
         co_return;
     }
     if (!sink.responded()) co_await sink.send(agent_unreachable(req, sb->id));

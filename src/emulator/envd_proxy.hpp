@@ -42,6 +42,10 @@ struct agent_reply {
 std::optional<agent_reply> agent_get(std::filesystem::path const& path, std::string const& target,
                                      std::chrono::milliseconds timeout);
 
+/// The most execs that ran at once in sb (namespaces engine: its agent counts them). While
+/// sb is frozen its agent cannot answer: then the count read when it was paused.
+std::uint32_t agent_peak(sandbox& sb);
+
 /// Idle keep-alive connections to one sandbox's agent. Thread safety: behind a mutex.
 class agent_pool {
 public:
@@ -66,6 +70,10 @@ private:
 /// and relays its answer; 502 when the agent cannot be reached.
 boost::asio::awaitable<void> proxy_to_agent(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
                                             http_request req, response_sink& sink);
+/// The same without proxy_to_agent's route filter: for the server's own requests (the
+/// agent's counters, agent_stats_path, for the admin routes).
+boost::asio::awaitable<void> forward_to_agent(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
+                                              http_request req, response_sink& sink);
 
 }  // namespace prism_e2b::local::detail
 

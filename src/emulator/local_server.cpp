@@ -402,13 +402,7 @@ std::uint32_t server::peak_concurrent_execs(std::string const& sandbox_id) const
 {
     auto sb = impl_->st->find(sandbox_id);
     if (!sb) return 0;
-    if (sb->agent) {  // counted by the sandbox's agent, which runs its processes
-        auto reply = agent_get(sb->agent->socket_path(), agent_stats_path, std::chrono::seconds(10));
-        boost::system::error_code ec;
-        auto v = reply ? boost::json::parse(reply->body, ec) : boost::json::value();
-        auto const* peak = !ec && v.is_object() ? v.as_object().if_contains("peak") : nullptr;
-        return peak && peak->is_number() ? peak->to_number<std::uint32_t>() : 0;
-    }
+    if (sb->agent) return agent_peak(*sb);
     std::lock_guard lk(sb->mutex);
     return sb->peak;
 }

@@ -453,6 +453,7 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
 result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, bool memory)
 {
     std::map<std::uint32_t, std::shared_ptr<process>> killed;
+    if (memory && sb->agent) (void)agent_peak(*sb);  // keeps the agent's counters: frozen, it cannot answer
     {
         std::lock_guard lk(sb->mutex);
         if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"pause"});
