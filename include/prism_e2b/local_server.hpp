@@ -25,7 +25,8 @@
 // free up; a slow head (header_timeout) or an idle connection (idle_timeout) is closed.
 //
 // What a sandbox is here (differences from E2B's VMs), per isolation engine
-// (server_options::engine; the info's extra field "isolation" says which one a sandbox has):
+// (server_options::engine; the info's extra fields "isolation" and "envd", "in-sandbox" or
+// "in-server", say which one a sandbox has and where its envd runs):
 // - "namespaces" (the default as root when the kernel allows): each sandbox has an init
 //   process, pid 1 of its own pid namespace (`ps` shows only the sandbox's processes), in
 //   its own user namespace mapping its ids 0..65535 to a host range of its own

@@ -50,15 +50,7 @@ asio::awaitable<void> handle_admin(std::shared_ptr<server_state> st, http_reques
             co_await forward_to_agent(st, sb, std::move(stats), sink);
             co_return;
         }
-        json::object o;
-        {
-            std::lock_guard lk(sb->mutex);
-            o["peak"] = sb->peak;
-            o["running"] = sb->running;
-        }
-        http_response r;
-        r.body = json::serialize(o);
-        co_await sink.send(std::move(r));
+        co_await sink.send(exec_counts(*sb));
         co_return;
     }
     if (req.method != "POST" || path.rfind("/admin/faults/", 0) != 0) {

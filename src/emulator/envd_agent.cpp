@@ -56,30 +56,10 @@ asio::awaitable<void> agent_dispatch(std::shared_ptr<server_state> st, std::shar
     // An injected stream cut travels with the request it is for (the server's fault injector armed it).
     if (auto cut = req.header(agent_cut_header); !cut.empty())
         st->faults.cut_next_streams(static_cast<std::size_t>(std::strtoull(std::string(cut).c_str(), nullptr, 10)), 1);
-    if (req.path == "/health" && req.method == "GET") {
-        http_response r;
-        r.status = 204;
-        r.content_type.clear();
-        co_await sink.send(std::move(r));
-    } else if (req.path == agent_stats_path) {
-        json::object o;
-        {
-            std::lock_guard lk(sb->mutex);
-            o["peak"] = sb->peak;
-            o["running"] = sb->running;
-        }
-        http_response r;
-        r.body = json::serialize(o);
-        co_await sink.send(std::move(r));
-    } else if (req.path == "/files") {
-        co_await handle_files(st, sb, std::move(req), sink);
-    } else if (req.path.rfind("/process.Process/", 0) == 0) {
-        co_await handle_process_rpc(st, sb, std::move(req), sink);
-    } else if (req.path.rfind("/filesystem.Filesystem/", 0) == 0) {
-        co_await handle_filesystem_rpc(st, sb, std::move(req), sink);
-    } else {
-        co_await sink.send(rest_error(404, "no such route"));
-    }
+    if (req.path == agent_stats_path)
+        co_await sink.send(exec_counts(*sb));
+    else
+        co_await handle_envd(std::move(st), std::move(sb), std::move(req), sink);
 }
 
 /// The serving agent: the envd handlers on this sandbox's "/" (never returns).

@@ -79,48 +79,55 @@ http::request<http::string_body> upstream_request(server_state& st, sandbox cons
     return out;
 }
 
-/// Reads the answer's body into `sink`: chunk by chunk for a stream, whole otherwise.
+/// The next piece of the answer's body into `piece`: how many bytes, nullopt when the agent failed.
+asio::awaitable<std::optional<std::size_t>> read_piece(local_socket& sock, beast::flat_buffer& buf,
+                                                       http::response_parser<http::buffer_body>& parser,
+                                                       std::array<char, 16384>& piece)
+{
+    auto& body = parser.get().body();
+    body.data = piece.data();
+    body.size = piece.size();
+    auto [ec, n] = co_await http::async_read_some(sock, buf, parser, use_nothrow);
+    if (ec && ec != http::error::need_buffer) co_return std::nullopt;
+    co_return piece.size() - body.size;
+}
+
+/// Relays the answer whose head `parser` holds: chunk by chunk for a stream, whole otherwise.
 /// Returns true when the exchange completed and the connection may be reused.
 asio::awaitable<bool> relay(local_socket& sock, beast::flat_buffer& buf,
                             http::response_parser<http::buffer_body>& parser, response_sink& sink)
 {
-    auto& msg = parser.get();
+    auto const& msg = parser.get();
     std::string content_type(msg[http::field::content_type]);
     header_list headers;
     for (auto const& f : msg) {
         auto const name = lower(f.name_string());
         if (!hop_header(name) && name != "content-type") headers.emplace_back(name, std::string(f.value()));
     }
-    bool const streaming = msg.chunked();
-    if (streaming && !co_await sink.begin_stream(msg.result_int(), content_type, std::move(headers))) co_return false;
-    std::string whole;
     std::array<char, 16384> piece{};
-    while (!parser.is_done()) {
-        msg.body().data = piece.data();
-        msg.body().size = piece.size();
-        auto [ec, n] = co_await http::async_read_some(sock, buf, parser, use_nothrow);
-        if (ec && ec != http::error::need_buffer) {
-            if (streaming) sink.abort();  // the agent cut the stream: so do we
-            co_return false;
+    if (msg.chunked()) {
+        if (!co_await sink.begin_stream(msg.result_int(), std::move(content_type), std::move(headers))) co_return false;
+        while (!parser.is_done()) {
+            auto got = co_await read_piece(sock, buf, parser, piece);
+            if (!got) {
+                sink.abort();  // the agent cut the stream: so do we
+                co_return false;
+            }
+            if (*got > 0 && !co_await sink.write_chunk(std::string(piece.data(), *got))) co_return false;
         }
-        std::size_t const got = piece.size() - msg.body().size;
-        if (got == 0) continue;
-        if (!streaming) {
-            whole.append(piece.data(), got);
-        } else if (!co_await sink.write_chunk(std::string(piece.data(), got))) {
-            co_return false;
-        }
-    }
-    if (streaming) {
         co_await sink.finish_stream();
-    } else {
-        http_response r;
-        r.status = msg.result_int();
-        r.content_type = std::move(content_type);
-        r.headers = std::move(headers);
-        r.body = std::move(whole);
-        co_await sink.send(std::move(r));
+        co_return parser.keep_alive();
     }
+    http_response r;
+    r.status = msg.result_int();
+    r.content_type = std::move(content_type);
+    r.headers = std::move(headers);
+    while (!parser.is_done()) {
+        auto got = co_await read_piece(sock, buf, parser, piece);
+        if (!got) co_return false;
+        r.body.append(piece.data(), *got);
+    }
+    co_await sink.send(std::move(r));
     co_return parser.keep_alive();
 }
 
@@ -242,14 +249,14 @@ asio::awaitable<void> forward_to_agent(std::shared_ptr<server_state> st, std::sh
     auto const& pool = *sb->agent;
     auto const generation = pool.generation();
     auto upstream = upstream_request(*st, *sb, req);
+    asio::local::stream_protocol::endpoint const agent_endpoint(pool.socket_path().native());
     // A pooled connection may have been closed by the agent meanwhile: then once more on a new one.
     for (int attempt = 0; attempt < 2; ++attempt) {
         bool reused = false;
         auto taken = sb->agent->take(reused);
         local_socket sock = taken ? std::move(*taken) : local_socket(st->ex);
         if (!reused) {
-            auto [ec] = co_await sock.async_connect(asio::local::stream_protocol::endpoint(pool.socket_path().native()),
-                                                    use_nothrow);
+            auto [ec] = co_await sock.async_connect(agent_endpoint, use_nothrow);
             if (ec) break;
         }
         auto [wec, wn] = co_await http::async_write(sock, upstream, use_nothrow);
@@ -268,7 +275,7 @@ asio::awaitable<void> forward_to_agent(std::shared_ptr<server_state> st, std::sh
         // The client going away cuts the upstream stream too: the agent sees its peer close.
         auto outcome = co_await (relay(sock, buf, parser, sink) || sink.wait_peer_closed());
         if (outcome.index() == 0 && std::get<0>(outcome)) sb->agent->give_back(std::move(sock), generation);
-        co_return;
+        break;  // answered, or an answer cut short: the client sees 502 only if nothing was sent
     }
     if (!sink.responded()) co_await sink.send(agent_unreachable(req, sb->id));
 }

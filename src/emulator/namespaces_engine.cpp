@@ -119,11 +119,29 @@ std::string own_cgroup(std::string const& controller)
     return "/";
 }
 
-std::string make_root(std::string const& controller, std::vector<std::string> const& keep)
+std::string make_root(std::string const& controller, std::string const& state_dir)
 {
     std::string parent = "/sys/fs/cgroup/" + controller + own_cgroup(controller);
     if (parent.back() == '/') parent.pop_back();
-    return create_server_cgroup(parent, "prism-e2b-ns-", remove_cgroup_tree, keep);
+    return create_server_cgroup(parent, "prism-e2b-ns-", remove_cgroup_tree, state_dir);
+}
+
+}  // namespace
+
+namespace {
+
+/// Which state dir a server's cgroup root belongs to, for the servers that clean up after dead ones.
+fs::path const cgroup_owners = "/run/prism-e2b/cgroup-owners";
+
+/// A dead server's root that a later server on its state dir will take back (its ledger holds sandboxes).
+bool claimed_by_a_ledger(std::string const& root_name)
+{
+    auto state_dir = read_small_file((cgroup_owners / root_name).string());
+    while (!state_dir.empty() && state_dir.back() == '\n') state_dir.pop_back();
+    if (state_dir.empty()) return false;
+    std::error_code ec;
+    auto const ledger = fs::path(state_dir) / "ledger";
+    return fs::is_directory(ledger, ec) && !fs::is_empty(ledger, ec);
 }
 
 }  // namespace
@@ -141,18 +159,17 @@ void remove_cgroup_tree(fs::path const& dir)
             write_small_file((sub.path() / "freezer.state").string(), "THAWED");  // SIGKILL lands once thawed
             if (::rmdir(sub.path().c_str()) != 0) busy = true;
         }
-        if (!busy && (::rmdir(dir.c_str()) == 0 || errno == ENOENT)) return;
+        if (!busy && (::rmdir(dir.c_str()) == 0 || errno == ENOENT)) {
+            ::unlink((cgroup_owners / dir.filename()).c_str());  // a server's root: its owner record
+            return;
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
 }
 
 std::string create_server_cgroup(std::string const& parent, std::string const& prefix,
-                                 void (*remove_tree)(fs::path const&), std::vector<std::string> const& keep)
+                                 void (*remove_tree)(fs::path const&), std::string const& state_dir)
 {
-    auto kept = [&](fs::path const& dir) {
-        return std::any_of(keep.begin(), keep.end(),
-                           [&](std::string const& k) { return fs::path(k).parent_path() == dir; });
-    };
     struct stat st {};
     if (::stat((parent + "/cgroup.procs").c_str(), &st) != 0) return {};
     std::error_code ec;
@@ -160,18 +177,23 @@ std::string create_server_cgroup(std::string const& parent, std::string const& p
         auto const name = e.path().filename().string();
         if (name.rfind(prefix, 0) != 0) continue;
         pid_t const owner = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
-        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH && !kept(e.path())) remove_tree(e.path());
+        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH && !claimed_by_a_ledger(name)) remove_tree(e.path());
     }
-    std::string const dir = parent + "/" + prefix + std::to_string(::getpid()) + "-" + random_id(6);
+    std::string const name = prefix + std::to_string(::getpid()) + "-" + random_id(6);
+    std::string const dir = parent + "/" + name;
     if (::mkdir(dir.c_str(), 0755) != 0) return {};
+    if (!state_dir.empty()) {
+        fs::create_directories(cgroup_owners, ec);
+        std::ofstream(cgroup_owners / name, std::ios::trunc) << state_dir;
+    }
     return dir;
 }
 
-bool ns_cgroup_roots::create(std::vector<std::string> const& keep)
+bool ns_cgroup_roots::create(std::string const& state_dir)
 {
-    memory = make_root("memory", keep);
-    pids = make_root("pids", keep);
-    cpu = make_root("cpu", keep);
+    memory = make_root("memory", state_dir);
+    pids = make_root("pids", state_dir);
+    cpu = make_root("cpu", state_dir);
     return !memory.empty() && !pids.empty() && !cpu.empty();
 }
 

@@ -57,19 +57,20 @@ struct ns_limits {
 /// Kills what is left in `dir`'s sub-cgroups (thawing frozen ones) and removes them and `dir`.
 void remove_cgroup_tree(std::filesystem::path const& dir);
 
-/// `parent`/<prefix><pid>-<random>: a cgroup of this server. First removes (with
-/// `remove_tree`) the ones of servers that died without stop(), except those holding
-/// a cgroup of `keep` (sandboxes a restarted server takes back). Empty on failure.
+/// `parent`/<prefix><pid>-<random>: a cgroup of this server, recorded as belonging to
+/// `state_dir` (empty: a temporary one). First removes (with `remove_tree`) the ones of
+/// servers that died without stop(), except those whose state dir's ledger still holds
+/// sandboxes: their sandboxes outlived the server and a server on that state dir adopts
+/// them. Empty on failure.
 std::string create_server_cgroup(std::string const& parent, std::string const& prefix,
-                                 void (*remove_tree)(std::filesystem::path const&),
-                                 std::vector<std::string> const& keep = {});
+                                 void (*remove_tree)(std::filesystem::path const&), std::string const& state_dir = {});
 
 /// Per-server cgroup roots (memory, pids, cpu) under the server's own cgroups,
 /// named prism-e2b-<pid>-<random>. Empty strings for controllers not available.
 struct ns_cgroup_roots {
     std::string memory, pids, cpu;
-    /// Creates them (removing what dead servers left, but for `keep`'s roots). Returns false when one is missing.
-    bool create(std::vector<std::string> const& keep = {});
+    /// Creates them for `state_dir` (see create_server_cgroup). Returns false when one is missing.
+    bool create(std::string const& state_dir = {});
     std::vector<std::string> all() const;
 };
 

@@ -238,6 +238,38 @@ void thaw_cgroup(std::string const& dir) { write_small_file(dir + "/freezer.stat
 
 }  // namespace
 
+asio::awaitable<void> handle_envd(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
+                                  response_sink& sink)
+{
+    if (req.path == "/health" && req.method == "GET") {
+        http_response r;
+        r.status = 204;
+        r.content_type.clear();
+        co_await sink.send(std::move(r));
+    } else if (req.path == "/files") {
+        co_await handle_files(st, sb, std::move(req), sink);
+    } else if (req.path.rfind("/process.Process/", 0) == 0) {
+        co_await handle_process_rpc(st, sb, std::move(req), sink);
+    } else if (req.path.rfind("/filesystem.Filesystem/", 0) == 0) {
+        co_await handle_filesystem_rpc(st, sb, std::move(req), sink);
+    } else {
+        co_await sink.send(rest_error(404, "no such route"));
+    }
+}
+
+http_response exec_counts(sandbox const& sb)
+{
+    boost::json::object o;
+    {
+        std::lock_guard lk(sb.mutex);
+        o["peak"] = sb.peak;
+        o["running"] = sb.running;
+    }
+    http_response r;
+    r.body = boost::json::serialize(o);
+    return r;
+}
+
 // ---------------------------------------------------------------- sandbox
 
 sandbox::~sandbox()

@@ -184,6 +184,12 @@ boost::asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st
                                                 http_request req, response_sink& sink);
 boost::asio::awaitable<void> handle_files(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
                                           http_request req, response_sink& sink);
+/// envd's routes (/health, /files, process.Process, filesystem.Filesystem) for a sandbox:
+/// the server's for the in-server engines, the agent's inside a namespaces sandbox.
+boost::asio::awaitable<void> handle_envd(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
+                                         http_request req, response_sink& sink);
+/// {"peak":..,"running":..}: the most execs that ran at once in sb, and how many run now.
+http_response exec_counts(sandbox const& sb);
 /// filesystem.Filesystem/WatchDir (server streaming).
 boost::asio::awaitable<void> handle_watch_dir(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
                                               http_request req, response_sink& sink);

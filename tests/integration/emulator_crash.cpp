@@ -76,6 +76,24 @@ private:
     std::uint16_t port_ = 0;
 };
 
+/// POST /sandboxes on the server at `port`.
+sandbox_ref create_on(std::uint16_t port, header_pairs const& api, std::string body)
+{
+    raw_http c(port);
+    auto r = c.request("POST", "/sandboxes", std::move(body), api);
+    BOOST_REQUIRE(r.status == 201);
+    auto o = r.json().as_object();
+    return sandbox_ref{std::string(o["sandboxID"].as_string()), std::string(o["envdAccessToken"].as_string())};
+}
+
+/// GET /sandboxes/<id> on the server at `port`; {} when it is not 200.
+json::object info_on(std::uint16_t port, header_pairs const& api, sandbox_ref const& sb)
+{
+    raw_http c(port);
+    auto r = c.request("GET", "/sandboxes/" + sb.id, {}, api);
+    return r.status == 200 ? r.json().as_object() : json::object{};
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(test_emulator_crash)
@@ -87,17 +105,9 @@ BOOST_AUTO_TEST_CASE(kill_9_and_restart_keep_running_and_paused_sandboxes)
     std::string const key = "e2b_" + random_token();
     header_pairs const api = {{"X-API-KEY", key}};
     auto create = [&](std::uint16_t port) {
-        raw_http c(port);
-        auto r = c.request("POST", "/sandboxes", R"({"templateID":"base","timeout":600,"metadata":{"k":"v"}})", api);
-        BOOST_REQUIRE(r.status == 201);
-        auto o = r.json().as_object();
-        return sandbox_ref{std::string(o["sandboxID"].as_string()), std::string(o["envdAccessToken"].as_string())};
+        return create_on(port, api, R"({"templateID":"base","timeout":600,"metadata":{"k":"v"}})");
     };
-    auto info = [&](std::uint16_t port, sandbox_ref const& sb) {
-        raw_http c(port);
-        auto r = c.request("GET", "/sandboxes/" + sb.id, {}, api);
-        return r.status == 200 ? r.json().as_object() : json::object{};
-    };
+    auto info = [&](std::uint16_t port, sandbox_ref const& sb) { return info_on(port, api, sb); };
 
     sandbox_ref running, paused;
     std::string running_end, running_boot;
@@ -186,17 +196,10 @@ BOOST_AUTO_TEST_CASE(kill_9_keeps_processes_alive_and_reattachable)
     fs::path const dir = fs::temp_directory_path() / ("prism-e2b-crash-" + random_token(6));
     std::string const key = "e2b_" + random_token();
     header_pairs const api = {{"X-API-KEY", key}};
-    auto create = [&](std::uint16_t port) {
-        raw_http c(port);
-        auto r = c.request("POST", "/sandboxes", R"({"templateID":"base","timeout":600})", api);
-        BOOST_REQUIRE(r.status == 201);
-        auto o = r.json().as_object();
-        return sandbox_ref{std::string(o["sandboxID"].as_string()), std::string(o["envdAccessToken"].as_string())};
-    };
+    auto create = [&](std::uint16_t port) { return create_on(port, api, R"({"templateID":"base","timeout":600})"); };
     auto isolation = [&](std::uint16_t port, sandbox_ref const& sb) {
-        raw_http c(port);
-        auto r = c.request("GET", "/sandboxes/" + sb.id, {}, api);
-        return r.status == 200 ? std::string(r.json().as_object()["isolation"].as_string()) : std::string();
+        auto const i = info_on(port, api, sb);
+        return i.contains("isolation") ? std::string(i.at("isolation").as_string()) : std::string();
     };
     auto counter_in_file = [&](std::uint16_t port, sandbox_ref const& sb) {
         return last_count(run_command(port, sb, "cat /workspace/n").stdout_text);

@@ -138,6 +138,7 @@ BOOST_AUTO_TEST_CASE(engine_ids_and_limits_are_the_sandboxs_own)
     auto b = create_sandbox(*f);
     auto ia = info(*f, a);
     BOOST_TEST(std::string(ia["isolation"].as_string()) == "namespaces");
+    BOOST_TEST(std::string(ia["envd"].as_string()) == "in-sandbox");
     BOOST_TEST(ia["cpuCount"].to_number<std::int64_t>() == 1);
     BOOST_TEST(ia["memoryMB"].to_number<std::int64_t>() == 256);
 
@@ -395,6 +396,7 @@ BOOST_AUTO_TEST_CASE(none_engine_reports_none)
                 !caps.network_isolated && !caps.egress_restricted));
     auto a = create_sandbox(f);
     BOOST_TEST(std::string(info(f, a)["isolation"].as_string()) == "none");
+    BOOST_TEST(std::string(info(f, a)["envd"].as_string()) == "in-server");
 }
 
 BOOST_AUTO_TEST_CASE(kill_and_stop_leave_no_process_cgroup_or_file)
