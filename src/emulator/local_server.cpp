@@ -274,9 +274,7 @@ result<void> server::start()
             recorded.emplace_back(v->as_string());
         for (auto const& d : recorded) {
             auto const root = fs::path(d).parent_path().string();
-            if (std::find(st.inherited_cgroup_roots.begin(), st.inherited_cgroup_roots.end(), root) ==
-                st.inherited_cgroup_roots.end())
-                st.inherited_cgroup_roots.push_back(root);
+            if (!st.inherited_cgroup_roots.count(root)) st.inherited_cgroup_roots[root] = take_over_cgroup_root(root);
         }
     }
     // Only a state dir that outlives this server can take its sandboxes back after a crash.
@@ -367,7 +365,7 @@ void server::stop()
     st.stop_all();
     if (!st.freezer_root.empty()) remove_cgroup_tree(st.freezer_root);
     for (auto const& d : st.ns_cgroups.all()) remove_cgroup_tree(d);
-    for (auto const& d : st.inherited_cgroup_roots) remove_cgroup_tree(d);
+    for (auto const& [recorded, now] : st.inherited_cgroup_roots) remove_cgroup_tree(now);
     if (st.owns_state_dir) remove_tree(st.state_dir.string());
     st.state_lock = unique_fd();
 }

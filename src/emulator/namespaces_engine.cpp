@@ -189,6 +189,22 @@ std::string create_server_cgroup(std::string const& parent, std::string const& p
     return dir;
 }
 
+std::string take_over_cgroup_root(std::string const& root)
+{
+    fs::path const path(root);
+    auto const name = path.filename().string();
+    auto const digits = name.find_first_of("0123456789");
+    auto const dash = name.rfind('-');
+    if (digits == std::string::npos || dash == std::string::npos || dash < digits) return root;
+    pid_t const owner = static_cast<pid_t>(std::atol(name.c_str() + digits));
+    if (owner == ::getpid() || owner <= 0 || ::kill(owner, 0) == 0 || errno != ESRCH) return root;
+    auto const new_name = name.substr(0, digits) + std::to_string(::getpid()) + name.substr(dash);
+    auto const new_path = path.parent_path() / new_name;
+    if (::rename(path.c_str(), new_path.c_str()) != 0) return root;
+    ::rename((cgroup_owners / name).c_str(), (cgroup_owners / new_name).c_str());
+    return new_path.string();
+}
+
 bool ns_cgroup_roots::create(std::string const& state_dir)
 {
     memory = make_root("memory", state_dir);

@@ -65,6 +65,11 @@ void remove_cgroup_tree(std::filesystem::path const& dir);
 std::string create_server_cgroup(std::string const& parent, std::string const& prefix,
                                  void (*remove_tree)(std::filesystem::path const&), std::string const& state_dir = {});
 
+/// Makes the root of a server that died this server's (renamed to carry its pid, the
+/// owner record moved), so no server cleaning up after dead ones removes it while this one
+/// runs the sandboxes in it. Returns its path now (`root` when it is not a dead server's).
+std::string take_over_cgroup_root(std::string const& root);
+
 /// Per-server cgroup roots (memory, pids, cpu) under the server's own cgroups,
 /// named prism-e2b-<pid>-<random>. Empty strings for controllers not available.
 struct ns_cgroup_roots {

@@ -740,8 +740,8 @@ void server_state::restore_from_ledger()
             std::vector<std::string> recorded;
             if (auto const* v = rec.if_contains("cgroups"); v && v->is_array())
                 for (auto const& d : v->as_array())
-                    if (d.is_string()) recorded.emplace_back(d.as_string());
-            auto const freezer = str("freezerCgroup");
+                    if (d.is_string()) recorded.push_back(inherited_cgroup(std::string(d.as_string())));
+            auto const freezer = str("freezerCgroup").empty() ? std::string() : inherited_cgroup(str("freezerCgroup"));
             // The init and its agent outlived the server: running with their processes, or frozen.
             if (recorded.size() == 3) {
                 if (auto init = adopt_sandbox_init(static_cast<pid_t>(num("initPid")), recorded[0])) {
@@ -792,6 +792,13 @@ void server_state::restore_from_ledger()
                                   : was_running ? " (running, booted again)"
                                                 : " (paused)"));
     }
+}
+
+std::string server_state::inherited_cgroup(std::string const& recorded) const
+{
+    fs::path const path(recorded);
+    auto it = inherited_cgroup_roots.find(path.parent_path().string());
+    return it == inherited_cgroup_roots.end() ? recorded : (fs::path(it->second) / path.filename()).string();
 }
 
 void server_state::reap_expired()

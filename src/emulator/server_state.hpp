@@ -113,8 +113,11 @@ struct server_state : std::enable_shared_from_this<server_state> {
     ns_cgroup_roots ns_cgroups;  ///< namespaces engine: per-server memory, pids and cpu cgroups
     ns_limits ns_defaults;       ///< the limits every sandbox gets (the template's)
     std::string envd_agent;      ///< namespaces engine: the prism-e2b-envd program each sandbox's init runs
-    /// Cgroups of a server that died, kept for the sandboxes taken back from them; removed by stop().
-    std::vector<std::string> inherited_cgroup_roots;
+    /// Cgroup roots of a server that died on this state dir, holding the sandboxes taken back
+    /// from it: where the ledger says -> where they are now (take_over_cgroup_root). stop() removes them.
+    std::map<std::string, std::string> inherited_cgroup_roots;
+    /// A recorded cgroup path as it is now (its root may have been taken over).
+    std::string inherited_cgroup(std::string const& recorded) const;
     bool freezer_available = false;
     std::string freezer_root;  ///< /sys/fs/cgroup/freezer/prism-e2b-<pid>
     /// passwd/group (the host's plus "user") bound over /etc in each mount namespace; empty: none.
