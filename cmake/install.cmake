@@ -13,7 +13,7 @@ install(TARGETS ${_targets} EXPORT prism_e2b-targets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT development
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development)
-foreach(_exe prism_e2b_cli prism_e2b_local prism_e2b_bench)
+foreach(_exe prism_e2b_cli prism_e2b_local prism_e2b_envd prism_e2b_bench)
   if(TARGET ${_exe})
     install(TARGETS ${_exe} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
   endif()

@@ -25,7 +25,8 @@
 // free up; a slow head (header_timeout) or an idle connection (idle_timeout) is closed.
 //
 // What a sandbox is here (differences from E2B's VMs), per isolation engine
-// (server_options::engine; the info's extra field "isolation" says which one a sandbox has):
+// (server_options::engine; the info's extra fields "isolation" and "envd", "in-sandbox" or
+// "in-server", say which one a sandbox has and where its envd runs):
 // - "namespaces" (the default as root when the kernel allows): each sandbox has an init
 //   process, pid 1 of its own pid namespace (`ps` shows only the sandbox's processes), in
 //   its own user namespace mapping its ids 0..65535 to a host range of its own
@@ -41,9 +42,11 @@
 //   host directories. The init and every command sit in the sandbox's cgroup-v1 memory,
 //   pids and cpu cgroups (server_options::sandbox_*; the info's cpuCount and memoryMB are
 //   read back from them; diskSizeMB is the state dir's filesystem, there is no disk quota).
-//   Commands join the namespaces with setns (the pids the API reports are host pids; inside,
-//   the sandbox sees its own numbering); the init is a `sleep infinity` (argv
-//   "sandbox-init infinity") that reaps orphans. Not isolated: with internet access the
+//   envd runs inside: the init is prism-e2b-envd (argv "prism-e2b-envd init"), which reaps
+//   orphans and runs the envd agent as its first child; the agent serves envd's protocol
+//   over a Unix socket in the sandbox's directory (outside its root) and starts every
+//   command, so the pids the API reports are the sandbox's own. The server checks the
+//   access token and proxies envd requests to it. Not isolated: with internet access the
 //   sandbox shares the host's network (loopback included).
 // - "mount-namespace": each command gets its own mount namespace where the sandbox's
 //   directories are bound over /workspace, /home/user and /tmp (and passwd/group that know
@@ -54,8 +57,11 @@
 // server::capabilities() says what each engine attests (only what a test demonstrates).
 // - Crashes: state_dir/ledger keeps a record of every sandbox (atomic files, see
 //   src/emulator/ledger.hpp); a server started on the state dir of one that died takes the
-//   sandboxes back: running ones boot again with their files (their processes are gone),
-//   paused ones stay paused (a memory pause becomes a filesystem one), deadlines keep
+//   sandboxes back. namespaces engine: sandboxes do not die with the server, so running
+//   ones are still running with their processes (re-attach with process.Connect) and
+//   memory-paused ones still frozen (resume continues them). Other engines (envd in the
+//   server): running ones boot again with their files (their processes are gone), a
+//   memory pause becomes a filesystem one. Paused ones stay paused, deadlines keep
 //   counting. stop() kills and removes every sandbox and its record. One server per state
 //   dir (flock on state_dir/server.lock).
 // - Commands run as "user" (uid 1000) unless `Authorization: Basic base64("root:")`

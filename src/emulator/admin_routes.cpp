@@ -1,5 +1,6 @@
 // Fault-injection admin routes (documented in include/prism_e2b/local_server.hpp),
 // guarded by X-Admin-Token; disabled when no admin token was configured.
+#include "emulator/envd_agent.hpp"
 #include "emulator/server_state.hpp"
 
 #include <boost/json.hpp>
@@ -42,15 +43,14 @@ asio::awaitable<void> handle_admin(std::shared_ptr<server_state> st, http_reques
             co_await sink.send(rest_error(404, "sandbox not found"));
             co_return;
         }
-        json::object o;
-        {
-            std::lock_guard lk(sb->mutex);
-            o["peak"] = sb->peak;
-            o["running"] = sb->running;
+        if (sb->agent) {  // namespaces engine: the sandbox's agent runs and counts its processes
+            http_request stats;
+            stats.method = "GET";
+            stats.target = stats.path = agent_stats_path;
+            co_await forward_to_agent(st, sb, std::move(stats), sink);
+            co_return;
         }
-        http_response r;
-        r.body = json::serialize(o);
-        co_await sink.send(std::move(r));
+        co_await sink.send(exec_counts(*sb));
         co_return;
     }
     if (req.method != "POST" || path.rfind("/admin/faults/", 0) != 0) {

@@ -162,6 +162,7 @@ json::object detail_json(server_state const& st, sandbox const& sb, bool detail)
         o["lifecycle"] = std::move(lc);
         // Not part of E2B's schema: what this server uses to keep sandboxes apart.
         o["isolation"] = sb.isolation;
+        o["envd"] = sb.agent ? "in-sandbox" : "in-server";  // namespaces: prism-e2b-envd inside the sandbox
         std::lock_guard lk(sb.mutex);
         if (sb.state == sandbox_state::paused)
             o["pauseKind"] =

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <set>
 #include <sys/socket.h>
+#include <unistd.h>
 
 namespace prism_e2b::local::detail {
 
@@ -534,6 +535,21 @@ result<std::uint16_t> http_listener::start(std::string const& address, std::uint
     auto const bound = a.local_endpoint(ec).port();
     asio::co_spawn(a.get_executor(), impl_->accept_loop(), asio::detached);
     return bound;
+}
+
+result<void> http_listener::adopt(int listening_fd)
+{
+    // Asio never looks at the address family of an assigned descriptor, and a session
+    // uses only stream reads, writes and shutdown, which a Unix stream socket has too
+    // (TCP_NODELAY fails on it, and that error is ignored).
+    beast::error_code ec;
+    impl_->acceptor_.assign(tcp::v4(), listening_fd, ec);
+    if (ec) {
+        ::close(listening_fd);
+        return error(ec, "cannot serve on the inherited socket", {"listen"});
+    }
+    asio::co_spawn(impl_->acceptor_.get_executor(), impl_->accept_loop(), asio::detached);
+    return result<void>{};
 }
 
 void http_listener::stop()

@@ -38,6 +38,9 @@ public:
 
     /// Binds and listens synchronously; returns the bound port.
     result<std::uint16_t> start(std::string const& address, std::uint16_t port);
+    /// Serves on a socket that is already listening (the envd agent's Unix socket, which
+    /// the server bound before the sandbox existed). Takes ownership of `listening_fd`.
+    result<void> adopt(int listening_fd);
     /// Closes the acceptor and every open connection.
     void stop();
     listener_stats stats() const;

@@ -76,12 +76,19 @@ bool ledger_write(fs::path const& dir, sandbox const& sb)
     o["diskSizeMB"] = sb.disk_mb;
     o["defaultUser"] = sb.default_user;
     o["startCmd"] = sb.start_cmd;
+    // Where a restarted server finds the sandbox's init, agent and frozen processes again.
+    json::array cgroups;
+    for (auto const& d : sb.limit_cgroups) cgroups.emplace_back(d);
+    o["cgroups"] = std::move(cgroups);
+    o["freezerCgroup"] = sb.cgroup_dir;
     {
         std::lock_guard lk(sb.mutex);
         if (sb.gone) return true;
         o["state"] = sb.state == sandbox_state::running ? "running" : "paused";
         o["pausedWithMemory"] = sb.paused_with_memory;
         o["endAtMs"] = ms_since_epoch(sb.end_at);
+        o["freezeMethod"] = sb.freeze_method;
+        o["initPid"] = sb.init.pid;
     }
     std::string const text = json::serialize(o);
     auto const final_path = dir / (sb.id + ".json");

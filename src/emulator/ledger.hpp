@@ -4,7 +4,8 @@
 // on every change of what a restart needs: identity, template, metadata, env
 // vars and access token (secrets: no sandbox can read the directory), state,
 // deadline, lifecycle, uid range, the template's limits, default user and start
-// command. Why files and not SQLite: a record is
+// command, and (namespaces engine) the init's pid and the cgroups, so a restarted
+// server adopts a sandbox that outlived it. Why files and not SQLite: a record is
 // written whole and read back only at start, one file per sandbox needs no
 // schema, no library and no locking beyond the state dir's flock.
 #ifndef PRISM_E2B_EMULATOR_LEDGER_HPP

@@ -4,6 +4,8 @@
 #include <prism_e2b/local_server.hpp>
 #include <prism_e2b/redactor.hpp>
 
+#include "emulator/envd_agent.hpp"
+#include "emulator/envd_proxy.hpp"
 #include "emulator/http_listener.hpp"
 #include "emulator/ledger.hpp"
 #include "emulator/sandbox_fs.hpp"
@@ -15,7 +17,9 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <fcntl.h>
@@ -70,9 +74,9 @@ bool probe_mount_namespace(fs::path const& probe_dir)
 
 /// The cgroup v1 freezer hierarchy, if mounted and writable. Also removes what
 /// servers that died without stop() left behind.
-std::string probe_freezer()
+std::string probe_freezer(std::string const& state_dir)
 {
-    std::string const dir = create_server_cgroup("/sys/fs/cgroup/freezer", "prism-e2b-", remove_cgroup_tree);
+    std::string const dir = create_server_cgroup("/sys/fs/cgroup/freezer", "prism-e2b-", remove_cgroup_tree, state_dir);
     struct stat st {};
     if (dir.empty()) return {};
     if (::stat((dir + "/freezer.state").c_str(), &st) != 0) {
@@ -239,22 +243,11 @@ asio::awaitable<void> detail::dispatch(std::shared_ptr<server_state> st, http_re
         co_await sink.send(rest_error(502, "sandbox " + id + " is not running or does not exist"));
         co_return;
     }
-    if (req.path == "/health" && req.method == "GET") {
-        http_response r;
-        r.status = 204;
-        r.content_type.clear();
-        co_await sink.send(std::move(r));
+    if (sb->agent) {  // namespaces engine: envd runs inside the sandbox
+        co_await proxy_to_agent(st, sb, std::move(req), sink);
         co_return;
     }
-    if (req.path == "/files") {
-        co_await handle_files(st, sb, std::move(req), sink);
-    } else if (req.path.rfind("/process.Process/", 0) == 0) {
-        co_await handle_process_rpc(st, sb, std::move(req), sink);
-    } else if (req.path.rfind("/filesystem.Filesystem/", 0) == 0) {
-        co_await handle_filesystem_rpc(st, sb, std::move(req), sink);
-    } else {
-        co_await sink.send(rest_error(404, "no such route"));
-    }
+    co_await handle_envd(st, sb, std::move(req), sink);
 }
 
 result<void> server::start()
@@ -294,11 +287,30 @@ result<void> server::start()
     bool const may_isolate = st.opts.isolate && wanted != "none";
     // The sandboxes' unprivileged ids must be able to traverse to their directories.
     for (auto const& d : {st.state_dir, st.state_dir / "sandboxes"}) ::chmod(d.c_str(), 0711);
+    // Cgroup roots of a server that died on this state dir, holding sandboxes restore_from_ledger()
+    // adopts: this server removes them when it stops.
+    for (auto const& rec : ledger_read_all(ledger_dir(st.state_dir))) {
+        std::vector<std::string> recorded;
+        if (auto const* v = rec.if_contains("cgroups"); v && v->is_array())
+            for (auto const& d : v->as_array())
+                if (d.is_string()) recorded.emplace_back(d.as_string());
+        if (auto const* v = rec.if_contains("freezerCgroup"); v && v->is_string() && !v->as_string().empty())
+            recorded.emplace_back(v->as_string());
+        for (auto const& d : recorded) {
+            auto const root = fs::path(d).parent_path().string();
+            if (!st.inherited_cgroup_roots.count(root)) st.inherited_cgroup_roots[root] = take_over_cgroup_root(root);
+        }
+    }
+    // Only a state dir that outlives this server can take its sandboxes back after a crash.
+    std::string const owner = st.owns_state_dir ? std::string() : st.state_dir.string();
     std::string ns_problem = "it needs root";
     if (may_isolate && (wanted.empty() || wanted == "namespaces") && ::geteuid() == 0) {
-        if (!st.ns_cgroups.create())
+        st.envd_agent = find_envd_agent();
+        if (st.envd_agent.empty())
+            ns_problem = "prism-e2b-envd was not found (next to the executable, or set PRISM_E2B_ENVD)";
+        else if (!st.ns_cgroups.create(owner))
             ns_problem = "the cgroup-v1 memory, pids and cpu controllers are not all available";
-        else if (auto probed = probe_namespaces(st.state_dir / "probe-ns"); !probed)
+        else if (auto probed = probe_namespaces(st.state_dir / "probe-ns", st.envd_agent); !probed)
             ns_problem = probed.error().message();
         else
             ns_problem.clear();
@@ -322,7 +334,7 @@ result<void> server::start()
         st.engine = st.isolation_available ? "mount-namespace" : "none";
     }
     if (st.engine != "none") write_account_files(st);
-    st.freezer_root = ::geteuid() == 0 && st.opts.cgroup_freezer ? probe_freezer() : std::string();
+    st.freezer_root = ::geteuid() == 0 && st.opts.cgroup_freezer ? probe_freezer(owner) : std::string();
     st.freezer_available = !st.freezer_root.empty();
     // Templates are the operator's files; snapshots are the server's (they outlive restarts).
     st.templates_dir = st.state_dir / "templates";
@@ -381,6 +393,7 @@ void server::stop()
     st.stop_all();
     if (!st.freezer_root.empty()) remove_cgroup_tree(st.freezer_root);
     for (auto const& d : st.ns_cgroups.all()) remove_cgroup_tree(d);
+    for (auto const& [recorded, now] : st.inherited_cgroup_roots) remove_cgroup_tree(now);
     if (st.owns_state_dir) remove_tree(st.state_dir.string());
     st.state_lock = unique_fd();
 }
@@ -403,6 +416,7 @@ std::uint32_t server::peak_concurrent_execs(std::string const& sandbox_id) const
 {
     auto sb = impl_->st->find(sandbox_id);
     if (!sb) return 0;
+    if (sb->agent) return agent_peak(*sb);
     std::lock_guard lk(sb->mutex);
     return sb->peak;
 }

@@ -2,18 +2,23 @@
 // assembles the sandbox's root inside its new namespaces.
 #include "emulator/namespaces_engine.hpp"
 
+#include "emulator/envd_agent.hpp"
+#include "emulator/envd_proxy.hpp"
 #include "emulator/server_state.hpp"
 #include "emulator/small_files.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
 #include <linux/close_range.h>
 #include <net/if.h>
 #include <optional>
+#include <poll.h>
 #include <sched.h>
 #include <sstream>
 #include <sys/file.h>
@@ -114,11 +119,29 @@ std::string own_cgroup(std::string const& controller)
     return "/";
 }
 
-std::string make_root(std::string const& controller)
+std::string make_root(std::string const& controller, std::string const& state_dir)
 {
     std::string parent = "/sys/fs/cgroup/" + controller + own_cgroup(controller);
     if (parent.back() == '/') parent.pop_back();
-    return create_server_cgroup(parent, "prism-e2b-ns-", remove_cgroup_tree);
+    return create_server_cgroup(parent, "prism-e2b-ns-", remove_cgroup_tree, state_dir);
+}
+
+}  // namespace
+
+namespace {
+
+/// Which state dir a server's cgroup root belongs to, for the servers that clean up after dead ones.
+fs::path const cgroup_owners = "/run/prism-e2b/cgroup-owners";
+
+/// A dead server's root that a later server on its state dir will take back (its ledger holds sandboxes).
+bool claimed_by_a_ledger(std::string const& root_name)
+{
+    auto state_dir = read_small_file((cgroup_owners / root_name).string());
+    while (!state_dir.empty() && state_dir.back() == '\n') state_dir.pop_back();
+    if (state_dir.empty()) return false;
+    std::error_code ec;
+    auto const ledger = fs::path(state_dir) / "ledger";
+    return fs::is_directory(ledger, ec) && !fs::is_empty(ledger, ec);
 }
 
 }  // namespace
@@ -136,13 +159,16 @@ void remove_cgroup_tree(fs::path const& dir)
             write_small_file((sub.path() / "freezer.state").string(), "THAWED");  // SIGKILL lands once thawed
             if (::rmdir(sub.path().c_str()) != 0) busy = true;
         }
-        if (!busy && (::rmdir(dir.c_str()) == 0 || errno == ENOENT)) return;
+        if (!busy && (::rmdir(dir.c_str()) == 0 || errno == ENOENT)) {
+            ::unlink((cgroup_owners / dir.filename()).c_str());  // a server's root: its owner record
+            return;
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
 }
 
 std::string create_server_cgroup(std::string const& parent, std::string const& prefix,
-                                 void (*remove_tree)(fs::path const&))
+                                 void (*remove_tree)(fs::path const&), std::string const& state_dir)
 {
     struct stat st {};
     if (::stat((parent + "/cgroup.procs").c_str(), &st) != 0) return {};
@@ -151,18 +177,39 @@ std::string create_server_cgroup(std::string const& parent, std::string const& p
         auto const name = e.path().filename().string();
         if (name.rfind(prefix, 0) != 0) continue;
         pid_t const owner = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
-        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) remove_tree(e.path());
+        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH && !claimed_by_a_ledger(name)) remove_tree(e.path());
     }
-    std::string const dir = parent + "/" + prefix + std::to_string(::getpid()) + "-" + random_id(6);
+    std::string const name = prefix + std::to_string(::getpid()) + "-" + random_id(6);
+    std::string const dir = parent + "/" + name;
     if (::mkdir(dir.c_str(), 0755) != 0) return {};
+    if (!state_dir.empty()) {
+        fs::create_directories(cgroup_owners, ec);
+        std::ofstream(cgroup_owners / name, std::ios::trunc) << state_dir;
+    }
     return dir;
 }
 
-bool ns_cgroup_roots::create()
+std::string take_over_cgroup_root(std::string const& root)
 {
-    memory = make_root("memory");
-    pids = make_root("pids");
-    cpu = make_root("cpu");
+    fs::path const path(root);
+    auto const name = path.filename().string();
+    auto const digits = name.find_first_of("0123456789");
+    auto const dash = name.rfind('-');
+    if (digits == std::string::npos || dash == std::string::npos || dash < digits) return root;
+    pid_t const owner = static_cast<pid_t>(std::atol(name.c_str() + digits));
+    if (owner == ::getpid() || owner <= 0 || ::kill(owner, 0) == 0 || errno != ESRCH) return root;
+    auto const new_name = name.substr(0, digits) + std::to_string(::getpid()) + name.substr(dash);
+    auto const new_path = path.parent_path() / new_name;
+    if (::rename(path.c_str(), new_path.c_str()) != 0) return root;
+    ::rename((cgroup_owners / name).c_str(), (cgroup_owners / new_name).c_str());
+    return new_path.string();
+}
+
+bool ns_cgroup_roots::create(std::string const& state_dir)
+{
+    memory = make_root("memory", state_dir);
+    pids = make_root("pids", state_dir);
+    cpu = make_root("cpu", state_dir);
     return !memory.empty() && !pids.empty() && !cpu.empty();
 }
 
@@ -276,13 +323,28 @@ int set_attr(char const* path, unsigned int flags, std::uint64_t attrs)
 
 struct init_program {
     std::vector<mount_op> ops;
-    std::string stage, hostname, sleep_path;
+    std::string stage, hostname;
     bool new_network = false;
 };
 
+/// Descriptors of the parent the init hands on to the agent.
+struct init_fds {
+    int sync_r, report_w, agent_exe, agent_config, agent_listen;
+};
+
 // The child of clone(): only syscalls from here on (the parent may have many threads).
-[[noreturn]] void run_init(init_program const& p, int sync_r, int report_w)
+[[noreturn]] void run_init(init_program const& p, init_fds fds)
 {
+    // Out of the way of 0..3, which the agent gets as config, /dev/null twice and its socket.
+    int const sync_r = ::fcntl(fds.sync_r, F_DUPFD_CLOEXEC, 64);
+    int const report_w = ::fcntl(fds.report_w, F_DUPFD_CLOEXEC, 64);
+    int const agent_exe = ::fcntl(fds.agent_exe, F_DUPFD_CLOEXEC, 64);
+    int const agent_config = ::fcntl(fds.agent_config, F_DUPFD_CLOEXEC, 64);
+    int const agent_listen = ::fcntl(fds.agent_listen, F_DUPFD_CLOEXEC, 64);
+    if (sync_r < 0 || report_w < 0 || agent_exe < 0 || agent_config < 0 || agent_listen < 0) {
+        ::syscall(SYS_exit_group, 127);
+        ::_exit(127);
+    }
     char go = 0;
     ssize_t n;
     do {
@@ -349,20 +411,20 @@ struct init_program {
         if (::ioctl(s, SIOCSIFFLAGS, &ifr) != 0) init_fail(report_w, istage_loopback);
         ::close(s);
     }
-    // Orphans of the sandbox are re-parented to us: ignoring SIGCHLD (kept across exec)
-    // has the kernel reap them. The init then becomes a plain `sleep infinity`, so the
-    // sandbox sees neither the server's argv nor its memory or environment.
-    struct sigaction ign {};
-    ign.sa_handler = SIG_IGN;
-    ::sigaction(SIGCHLD, &ign, nullptr);
+    // The init becomes prism-e2b-envd (opened before the root changed): the sandbox sees
+    // neither the server's argv nor its memory or environment, and the agent reaps orphans.
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    int const null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd < 0 || ::dup2(agent_config, agent_config_fd) < 0 || ::dup2(null_fd, 1) < 0 || ::dup2(null_fd, 2) < 0 ||
+        ::dup2(agent_listen, agent_listen_fd) < 0)
+        init_fail(report_w, istage_exec);
     if (::write(report_w, "k", 1) != 1) init_fail(report_w, istage_exec);
-    ::syscall(SYS_close_range, 0u, ~0u, 0u);
-    char const* argv[] = {"sandbox-init", "infinity", nullptr};
-    char const* envp[] = {"PATH=/usr/bin:/bin", nullptr};
-    ::execve(p.sleep_path.c_str(), const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+    ::syscall(SYS_close_range, 4u, ~0u, CLOSE_RANGE_CLOEXEC);
+    char const* argv[] = {"prism-e2b-envd", "init", nullptr};
+    char const* envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", nullptr};
+    ::syscall(SYS_execveat, agent_exe, "", argv, envp, AT_EMPTY_PATH);
     ::syscall(SYS_exit_group, 127);
     ::_exit(127);
 }
@@ -377,7 +439,6 @@ init_program plan(ns_boot_spec const& spec)
     p.stage = spec.stage.string();
     p.hostname = spec.hostname;
     p.new_network = spec.new_network;
-    p.sleep_path = ::access("/usr/bin/sleep", X_OK) == 0 ? "/usr/bin/sleep" : "/bin/sleep";
     auto const at = [&](std::string const& rel) { return p.stage + "/" + rel; };
     auto add = [&](mount_op::kind k, std::string src, std::string const& rel) {
         p.ops.push_back({k, std::move(src), at(rel)});
@@ -464,25 +525,29 @@ result<ns_init> start_sandbox_init(ns_boot_spec const& spec)
 {
     auto const program = plan(spec);
     std::string const uid_map = "0 " + std::to_string(spec.uid_base) + " " + std::to_string(ns_range_size) + "\n";
-    int sync_p[2], rep_p[2];
-    if (::pipe2(sync_p, O_CLOEXEC) != 0) return error(errc::server_error, "pipe failed", {"create"});
-    if (::pipe2(rep_p, O_CLOEXEC) != 0) {
-        ::close(sync_p[0]);
-        ::close(sync_p[1]);
+    if (spec.agent_listen_fd < 0) return error(errc::server_error, "no socket for the sandbox's envd", {"create"});
+    unique_fd agent_exe(::open(spec.agent_path.c_str(), O_PATH | O_CLOEXEC));
+    if (!agent_exe)
+        return error(errc::server_error, "cannot open prism-e2b-envd (" + spec.agent_path + ")", {"create"});
+    auto make_pipe = [](unique_fd& r, unique_fd& w) {
+        int p[2];
+        if (::pipe2(p, O_CLOEXEC) != 0) return false;
+        r = unique_fd(p[0]);
+        w = unique_fd(p[1]);
+        return true;
+    };
+    unique_fd sync_r, sync_w, rep_r, rep_w, cfg_r, cfg_w;
+    if (!make_pipe(sync_r, sync_w) || !make_pipe(rep_r, rep_w) || !make_pipe(cfg_r, cfg_w))
         return error(errc::server_error, "pipe failed", {"create"});
-    }
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | SIGCHLD;
     if (spec.new_network) flags |= CLONE_NEWNET;
     // A raw clone: glibc has no fork() that takes namespace flags. The child only makes syscalls.
     long const rc = ::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr);
-    if (rc == 0) {
-        ::close(sync_p[1]);
-        ::close(rep_p[0]);
-        run_init(program, sync_p[0], rep_p[1]);
-    }
-    ::close(sync_p[0]);
-    ::close(rep_p[1]);
-    unique_fd sync_w(sync_p[1]), rep_r(rep_p[0]);
+    if (rc == 0)
+        run_init(program, init_fds{sync_r.get(), rep_w.get(), agent_exe.get(), cfg_r.get(), spec.agent_listen_fd});
+    sync_r = unique_fd();
+    rep_w = unique_fd();
+    cfg_r = unique_fd();
     if (rc < 0)
         return error(boost::system::error_code(errno, boost::system::system_category()),
                      "cannot create the sandbox's namespaces", {"create"});
@@ -510,6 +575,15 @@ result<ns_init> start_sandbox_init(ns_boot_spec const& spec)
         if (got == 1 && buf[0] == 'k') break;
     }
     if (got == 1 && buf[0] == 'k') {
+        // The agent reads its config to EOF before it serves (a pipe's buffer may be smaller).
+        std::size_t off = 0;
+        while (off < spec.agent_config.size()) {
+            ssize_t const n = ::write(cfg_w.get(), spec.agent_config.data() + off, spec.agent_config.size() - off);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return abort_with("handing the agent its config");
+            off += static_cast<std::size_t>(n);
+        }
+        cfg_w = unique_fd();
         init.pidfd = unique_fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
         return init;
     }
@@ -524,16 +598,53 @@ result<ns_init> start_sandbox_init(ns_boot_spec const& spec)
     return abort_with("an unknown step (the init died)");
 }
 
+std::optional<ns_init> adopt_sandbox_init(pid_t pid, std::string const& memory_cgroup)
+{
+    auto member = [&] {
+        std::istringstream in(read_small_file(memory_cgroup + "/cgroup.procs"));
+        pid_t p;
+        while (in >> p)
+            if (p == pid) return true;
+        return false;
+    };
+    if (pid <= 0 || memory_cgroup.empty() || !member()) return std::nullopt;
+    ns_init init;
+    init.pidfd = unique_fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    if (!init.pidfd || !member()) return std::nullopt;  // checked again: the pid may have been reused meanwhile
+    init.pid = pid;
+    init.adopted = true;
+    return init;
+}
+
 void stop_sandbox_init(ns_init& init)
 {
     if (init.pid <= 0) return;
     ::kill(init.pid, SIGKILL);
-    ::waitpid(init.pid, nullptr, 0);
-    init.pid = -1;
-    init.pidfd = unique_fd();
+    if (!init.adopted) {
+        ::waitpid(init.pid, nullptr, 0);
+    } else if (init.pidfd) {
+        pollfd p{init.pidfd.get(), POLLIN, 0};
+        ::poll(&p, 1, 5000);
+    }
+    init = ns_init{};
 }
 
-result<void> probe_namespaces(fs::path const& probe_dir)
+std::string find_envd_agent()
+{
+    std::vector<std::string> candidates;
+    if (char const* env = std::getenv("PRISM_E2B_ENVD"); env && *env) candidates.emplace_back(env);
+    std::error_code ec;
+    auto const self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) candidates.push_back((self.parent_path() / "prism-e2b-envd").string());
+#ifdef PRISM_E2B_ENVD_BUILD_PATH
+    candidates.emplace_back(PRISM_E2B_ENVD_BUILD_PATH);
+#endif
+    for (auto const& c : candidates)
+        if (::access(c.c_str(), X_OK) == 0) return c;
+    return {};
+}
+
+result<void> probe_namespaces(fs::path const& probe_dir, std::string const& agent_path)
 {
     if (::geteuid() != 0) return error(errc::unsupported, "the namespaces engine needs root", {"start"});
     std::error_code ec;
@@ -550,10 +661,21 @@ result<void> probe_namespaces(fs::path const& probe_dir)
     spec.hostname = "probe";
     spec.new_network = true;
     spec.uid_base = range->base();
+    spec.agent_path = agent_path;
+    auto const socket = probe_dir / "envd.sock";
+    auto listening = listen_agent_socket(socket);
+    if (!listening) return listening.error();
+    spec.agent_listen_fd = listening->get();
     auto init = start_sandbox_init(spec);
+    *listening = unique_fd();  // the agent holds the socket now
+    // The agent must answer, not only start: a build whose agent cannot run in a sandbox fails here.
+    std::optional<agent_reply> health;
+    if (init) health = agent_get(socket, "/health", std::chrono::seconds(10));
     if (init) stop_sandbox_init(*init);
     fs::remove_all(probe_dir, ec);
     if (!init) return init.error();
+    if (!health || health->status != 204)
+        return error(errc::server_error, "prism-e2b-envd (" + agent_path + ") does not answer in a sandbox", {"start"});
     return result<void>{};
 }
 

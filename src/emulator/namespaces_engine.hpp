@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -56,17 +57,25 @@ struct ns_limits {
 /// Kills what is left in `dir`'s sub-cgroups (thawing frozen ones) and removes them and `dir`.
 void remove_cgroup_tree(std::filesystem::path const& dir);
 
-/// `parent`/<prefix><pid>-<random>: a cgroup of this server. First removes (with
-/// `remove_tree`) the ones of servers that died without stop(). Empty on failure.
+/// `parent`/<prefix><pid>-<random>: a cgroup of this server, recorded as belonging to
+/// `state_dir` (empty: a temporary one). First removes (with `remove_tree`) the ones of
+/// servers that died without stop(), except those whose state dir's ledger still holds
+/// sandboxes: their sandboxes outlived the server and a server on that state dir adopts
+/// them. Empty on failure.
 std::string create_server_cgroup(std::string const& parent, std::string const& prefix,
-                                 void (*remove_tree)(std::filesystem::path const&));
+                                 void (*remove_tree)(std::filesystem::path const&), std::string const& state_dir = {});
+
+/// Makes the root of a server that died this server's (renamed to carry its pid, the
+/// owner record moved), so no server cleaning up after dead ones removes it while this one
+/// runs the sandboxes in it. Returns its path now (`root` when it is not a dead server's).
+std::string take_over_cgroup_root(std::string const& root);
 
 /// Per-server cgroup roots (memory, pids, cpu) under the server's own cgroups,
 /// named prism-e2b-<pid>-<random>. Empty strings for controllers not available.
 struct ns_cgroup_roots {
     std::string memory, pids, cpu;
-    /// Creates them (removing what dead servers left). Returns false when one is missing.
-    bool create();
+    /// Creates them for `state_dir` (see create_server_cgroup). Returns false when one is missing.
+    bool create(std::string const& state_dir = {});
     std::vector<std::string> all() const;
 };
 
@@ -88,24 +97,36 @@ struct ns_boot_spec {
     bool new_network = false;  ///< an empty network namespace (only loopback, up)
     uid_t uid_base = 0;
     std::vector<std::string> cgroup_dirs;  ///< the init joins each (cgroup.procs) before it starts
+    std::string agent_path;                ///< prism-e2b-envd, the program the init runs (envd_agent.hpp)
+    int agent_listen_fd = -1;              ///< the listening socket the agent serves on
+    std::string agent_config;              ///< JSON the agent reads on its descriptor 0
 };
 
 /// A running sandbox init.
 struct ns_init {
     pid_t pid = -1;
     unique_fd pidfd;
+    bool adopted = false;  ///< started by a server that died: not our child, waited for through the pidfd
 };
+
+/// The prism-e2b-envd program: $PRISM_E2B_ENVD, else next to this executable, else the
+/// one this build made. Empty when none is executable.
+std::string find_envd_agent();
 
 /// Clones the init into new namespaces, maps its ids, lets it assemble the
 /// root and waits until it is ready. Errors: server_error naming the step that failed.
 result<ns_init> start_sandbox_init(ns_boot_spec const& spec);
 
-/// SIGKILLs the init (the kernel then kills every process of its pid namespace) and reaps it.
+/// The init a server that died left running, if pid `pid` still is in `memory_cgroup`.
+std::optional<ns_init> adopt_sandbox_init(pid_t pid, std::string const& memory_cgroup);
+
+/// SIGKILLs the init (the kernel then kills every process of its pid namespace) and reaps it
+/// (an adopted one: waits, at most a few seconds, for its pidfd to report the exit).
 void stop_sandbox_init(ns_init& init);
 
-/// Can this machine run the engine? Tried for real with a throw-away sandbox;
-/// the error says what failed.
-result<void> probe_namespaces(std::filesystem::path const& probe_dir);
+/// Can this machine run the engine? Tried for real with a throw-away sandbox whose
+/// agent must answer /health; the error says what failed.
+result<void> probe_namespaces(std::filesystem::path const& probe_dir, std::string const& agent_path);
 
 /// A fresh random boot id ("xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx") written to `file` (0444).
 bool write_boot_id(std::filesystem::path const& file);

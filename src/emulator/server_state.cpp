@@ -4,6 +4,7 @@
 
 #include <prism_e2b/redactor.hpp>
 
+#include "emulator/envd_agent.hpp"
 #include "emulator/ledger.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/sandbox_tree.hpp"
@@ -346,6 +347,38 @@ result<void> server_state::copy_files_still(std::shared_ptr<sandbox> const& sb, 
     return copied;
 }
 
+asio::awaitable<void> handle_envd(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
+                                  response_sink& sink)
+{
+    if (req.path == "/health" && req.method == "GET") {
+        http_response r;
+        r.status = 204;
+        r.content_type.clear();
+        co_await sink.send(std::move(r));
+    } else if (req.path == "/files") {
+        co_await handle_files(st, sb, std::move(req), sink);
+    } else if (req.path.rfind("/process.Process/", 0) == 0) {
+        co_await handle_process_rpc(st, sb, std::move(req), sink);
+    } else if (req.path.rfind("/filesystem.Filesystem/", 0) == 0) {
+        co_await handle_filesystem_rpc(st, sb, std::move(req), sink);
+    } else {
+        co_await sink.send(rest_error(404, "no such route"));
+    }
+}
+
+http_response exec_counts(sandbox const& sb)
+{
+    boost::json::object o;
+    {
+        std::lock_guard lk(sb.mutex);
+        o["peak"] = sb.peak;
+        o["running"] = sb.running;
+    }
+    http_response r;
+    r.body = boost::json::serialize(o);
+    return r;
+}
+
 // ---------------------------------------------------------------- sandbox
 
 sandbox::~sandbox()
@@ -432,6 +465,8 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         sb->limit_cgroups = std::move(*cgroups);
         sb->stage = sb->dir / "stage";
         sb->boot_id_file = sb->dir / "boot_id";
+        sb->agent = std::make_shared<agent_pool>(sb->dir / "envd.sock");
+        sb->env_vars = env_vars;  // the agent is told them when it boots
         fs::create_directories(sb->stage, ec);
         std::lock_guard lk(sb->mutex);
         if (auto booted = boot_sandbox(*sb); !booted) {
@@ -475,8 +510,21 @@ result<void> server_state::boot_sandbox(sandbox& sb)
     spec.uid_base = sb.ids.base();
     spec.cgroup_dirs = sb.limit_cgroups;
     if (!sb.cgroup_dir.empty()) spec.cgroup_dirs.push_back(sb.cgroup_dir);
+    spec.agent_path = envd_agent;
+    agent_config cfg;
+    cfg.sandbox_id = sb.id;
+    cfg.env_vars = sb.env_vars;
+    cfg.max_file_bytes = opts.max_file_bytes;
+    cfg.envd_version = opts.envd_version;
+    spec.agent_config = boost::json::serialize(cfg.to_json());
+    // Bound before the init exists, so the server can connect at once (the backlog holds
+    // connections until the agent accepts) and again after a restart of its own.
+    auto listening = listen_agent_socket(sb.agent->socket_path());
+    if (!listening) return listening.error();
+    spec.agent_listen_fd = listening->get();
     auto init = start_sandbox_init(spec);
     if (!init) return init.error();
+    sb.agent->reset();
     sb.init = std::move(*init);
     return result<void>{};
 }
@@ -487,6 +535,7 @@ void server_state::halt_sandbox(sandbox& sb)
     pid_t const pid = sb.init.pid;
     ::kill(pid, SIGKILL);
     sb.init = ns_init{};
+    if (sb.agent) sb.agent->reset();
     // The init exits once every process of its pid namespace is gone (and reaped by
     // their watchers): reap it without blocking an io thread.
     asio::co_spawn(
@@ -566,6 +615,7 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
 result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, bool memory)
 {
     std::map<std::uint32_t, std::shared_ptr<process>> killed;
+    if (memory && sb->agent) (void)agent_peak(*sb);  // keeps the agent's counters: frozen, it cannot answer
     {
         std::lock_guard lk(sb->mutex);
         if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"pause"});
@@ -576,6 +626,9 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
             if (!sb->cgroup_dir.empty()) frozen = freeze_cgroup(sb->cgroup_dir);
             if (frozen) {
                 sb->freeze_method = "cgroup-freezer";
+            } else if (sb->isolation == "namespaces") {  // its init, agent and processes
+                for (pid_t p : cgroup_pids(sb->limit_cgroups[1])) ::kill(p, SIGSTOP);
+                sb->freeze_method = "sigstop";
             } else {
                 for (auto& [pid, p] : sb->processes) p->signal(SIGSTOP);
                 // A stop lands asynchronously: answer once the group leaders report it.
@@ -619,6 +672,8 @@ result<void> server_state::resume_locked(sandbox& sbr, std::chrono::seconds time
     if (sb->paused_with_memory) {
         if (sb->freeze_method == "cgroup-freezer")
             thaw_cgroup(sb->cgroup_dir);
+        else if (sb->isolation == "namespaces")
+            for (pid_t p : cgroup_pids(sb->limit_cgroups[1])) ::kill(p, SIGCONT);
         else
             for (auto& [pid, p] : sb->processes) p->signal(SIGCONT);
     } else {
@@ -654,7 +709,8 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
     spec.args = cfg.args;
     spec.open_stdin = open_stdin;
     bool const joined = sb->isolation == "namespaces";
-    bool const ns = joined || sb->isolation == "mount-namespace";
+    bool const inside = sb->isolation == "agent";  // the envd agent: already in the sandbox's namespaces
+    bool const ns = joined || inside || sb->isolation == "mount-namespace";
     std::map<std::string, std::string> env = {
         {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
         {"HOME", user.uid == 0 ? user.home : (ns ? std::string(sandbox_home) : (sb->root / "home/user").string())},
@@ -674,6 +730,8 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
         spec.join_namespaces = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC;
         if (!sb->internet) spec.join_namespaces |= CLONE_NEWNET;
         for (auto const& d : sb->limit_cgroups) spec.cgroup_procs.push_back(d + "/cgroup.procs");
+    } else if (inside) {
+        spec.chdir_to = *cwd;
     } else if (ns) {
         spec.chdir_to = *cwd;
         spec.binds = {{(sb->root / "workspace").string(), "/workspace"},
@@ -687,7 +745,7 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
         spec.chdir_to = host_path_for_cwd(*sb, *cwd);
     }
     if (!sb->cgroup_dir.empty()) spec.cgroup_procs.push_back(sb->cgroup_dir + "/cgroup.procs");
-    if (joined || ::geteuid() == 0) {  // otherwise every command runs as the server's own user
+    if (joined || inside || ::geteuid() == 0) {  // otherwise every command runs as the server's own user
         spec.uid = user.uid;
         spec.gid = user.gid;
     }
@@ -718,22 +776,25 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
         ++sb->running;
         sb->peak = std::max(sb->peak, sb->running);
     }
-    if (auto delay = faults.take_kill_during_exec(sb->id)) {
-        auto self = shared_from_this();
-        auto d = *delay;
-        asio::co_spawn(
-            ex,
-            [self, sb, d]() -> asio::awaitable<void> {
-                asio::steady_timer t(co_await asio::this_coro::executor);
-                t.expires_after(d);
-                co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-                self->log(log_level::info,
-                          "prism-e2b-local: fault injection kills sandbox " + sb->id + " during an exec");
-                self->kill_sandbox(sb);
-            },
-            asio::detached);
-    }
+    if (auto delay = faults.take_kill_during_exec(sb->id)) schedule_kill(sb->id, *delay);
     return p;
+}
+
+void server_state::schedule_kill(std::string id, std::chrono::milliseconds after)
+{
+    auto self = shared_from_this();
+    asio::co_spawn(
+        ex,
+        [self, id, after]() -> asio::awaitable<void> {
+            asio::steady_timer t(co_await asio::this_coro::executor);
+            t.expires_after(after);
+            co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+            auto sb = self->find(id);
+            if (!sb) co_return;
+            self->log(log_level::info, "prism-e2b-local: fault injection kills sandbox " + id + " during an exec");
+            self->kill_sandbox(sb);
+        },
+        asio::detached);
 }
 
 void server_state::persist(sandbox const& sb) const
@@ -812,14 +873,9 @@ void server_state::restore_from_ledger()
         sb->auto_resume = flag("autoResume");
         sb->seq = static_cast<std::uint64_t>(num("seq"));
         bool const was_running = str("state") == "running";
-        // Its processes (frozen ones included) died with the server that ran them: what
-        // comes back is its files, a paused sandbox stays paused, a running one boots again.
         sb->state = was_running ? sandbox_state::running : sandbox_state::paused;
         sb->paused_with_memory = false;
-        if (freezer_available) {
-            std::string dir = freezer_root + "/" + sb->id;
-            if (::mkdir(dir.c_str(), 0755) == 0) sb->cgroup_dir = dir;
-        }
+        bool adopted = false;
         if (engine == "namespaces") {
             auto ids = uid_range::reserve_exact(static_cast<uid_t>(num("uidBase")));
             if (!ids) {
@@ -828,13 +884,45 @@ void server_state::restore_from_ledger()
             }
             sb->ids = std::move(*ids);
             auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
+            sb->stage = sb->dir / "stage";
+            sb->boot_id_file = sb->dir / "boot_id";
+            sb->agent = std::make_shared<agent_pool>(sb->dir / "envd.sock");
+            std::vector<std::string> recorded;
+            if (auto const* v = rec.if_contains("cgroups"); v && v->is_array())
+                for (auto const& d : v->as_array())
+                    if (d.is_string()) recorded.push_back(inherited_cgroup(std::string(d.as_string())));
+            auto const freezer = str("freezerCgroup").empty() ? std::string() : inherited_cgroup(str("freezerCgroup"));
+            // The init and its agent outlived the server: running with their processes, or frozen.
+            if (recorded.size() == 3) {
+                if (auto init = adopt_sandbox_init(static_cast<pid_t>(num("initPid")), recorded[0])) {
+                    bool const answers =
+                        !was_running || agent_get(sb->agent->socket_path(), "/health", std::chrono::seconds(5));
+                    if (answers) {
+                        sb->init = std::move(*init);
+                        sb->limit_cgroups = recorded;
+                        sb->cgroup_dir = freezer;
+                        sb->paused_with_memory = !was_running && flag("pausedWithMemory");
+                        sb->freeze_method = str("freezeMethod");
+                        adopted = true;
+                    }
+                }
+            }
+            if (!adopted) {  // what is left of it goes; it boots again (running) or stays paused on disk
+                for (auto const& d : recorded) remove_cgroup_tree(d);
+                if (!freezer.empty()) remove_cgroup_tree(freezer);
+            }
+        }
+        if (!adopted && freezer_available) {
+            std::string dir = freezer_root + "/" + sb->id;
+            if (::mkdir(dir.c_str(), 0755) == 0) sb->cgroup_dir = dir;
+        }
+        if (engine == "namespaces" && !adopted) {
+            auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, ns_defaults);
             if (!cgroups) {
                 skip(cgroups.error().message());
                 continue;
             }
             sb->limit_cgroups = std::move(*cgroups);
-            sb->stage = sb->dir / "stage";
-            sb->boot_id_file = sb->dir / "boot_id";
             if (was_running) {
                 std::lock_guard lk(sb->mutex);
                 if (auto booted = boot_sandbox(*sb); !booted) {
@@ -852,7 +940,18 @@ void server_state::restore_from_ledger()
         log(log_level::info,
             "prism-e2b-local: took back sandbox " + sb->id + (was_running ? " (running, booted again)" : " (paused)"));
         if (was_running) run_start_command(sb);
+        log(log_level::info, "prism-e2b-local: took back sandbox " + sb->id +
+                                 (adopted       ? (was_running ? " (running, its processes alive)" : " (paused)")
+                                  : was_running ? " (running, booted again)"
+                                                : " (paused)"));
     }
+}
+
+std::string server_state::inherited_cgroup(std::string const& recorded) const
+{
+    fs::path const path(recorded);
+    auto it = inherited_cgroup_roots.find(path.parent_path().string());
+    return it == inherited_cgroup_roots.end() ? recorded : (fs::path(it->second) / path.filename()).string();
 }
 
 void server_state::reap_expired()

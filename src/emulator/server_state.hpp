@@ -5,6 +5,7 @@
 
 #include <prism_e2b/local_server.hpp>
 
+#include "emulator/envd_proxy.hpp"
 #include "emulator/http_message.hpp"
 #include "emulator/namespaces_engine.hpp"
 #include "emulator/process_runner.hpp"
@@ -27,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <sys/types.h>
+#include <vector>
 
 namespace prism_e2b::local::detail {
 
@@ -70,6 +72,7 @@ struct sandbox {
     std::vector<std::string> limit_cgroups;  ///< memory, pids, cpu cgroups with its limits
     std::filesystem::path stage;             ///< dir/stage: where its init mounts the new root
     std::filesystem::path boot_id_file;      ///< dir/boot_id, new on every cold boot
+    std::shared_ptr<agent_pool> agent;       ///< its envd agent's socket (dir/envd.sock) and connections
     std::map<std::string, std::string> metadata;
     std::map<std::string, std::string> env_vars;
     // -- from its template (templates.hpp) --
@@ -122,6 +125,12 @@ struct server_state : std::enable_shared_from_this<server_state> {
     std::string engine = "none";
     ns_cgroup_roots ns_cgroups;  ///< namespaces engine: per-server memory, pids and cpu cgroups
     ns_limits ns_defaults;       ///< the limits every sandbox gets (the template's)
+    std::string envd_agent;      ///< namespaces engine: the prism-e2b-envd program each sandbox's init runs
+    /// Cgroup roots of a server that died on this state dir, holding the sandboxes taken back
+    /// from it: where the ledger says -> where they are now (take_over_cgroup_root). stop() removes them.
+    std::map<std::string, std::string> inherited_cgroup_roots;
+    /// A recorded cgroup path as it is now (its root may have been taken over).
+    std::string inherited_cgroup(std::string const& recorded) const;
     bool freezer_available = false;
     std::string freezer_root;  ///< /sys/fs/cgroup/freezer/prism-e2b-<pid>
     /// passwd/group (the host's plus "user") bound over /etc in each mount namespace; empty: none.
@@ -158,6 +167,8 @@ struct server_state : std::enable_shared_from_this<server_state> {
     result<std::shared_ptr<process>> spawn(std::shared_ptr<sandbox> const& sb, process_config cfg, bool open_stdin,
                                            os_user const& user,
                                            std::optional<std::pair<unsigned short, unsigned short>> pty = std::nullopt);
+    /// Kills sandbox `id` after `after` (fault_injector::kill_sandbox_during_exec).
+    void schedule_kill(std::string id, std::chrono::milliseconds after);
     /// Expires sandboxes whose end_at passed (kill, or pause when autoPause).
     void reap_expired();
     void stop_all();
@@ -169,8 +180,11 @@ struct server_state : std::enable_shared_from_this<server_state> {
     result<void> resume_locked(sandbox& sb, std::chrono::seconds timeout);
     /// Records sb in the ledger (after any change a restart needs). Takes sb.ledger_mutex, sb.mutex.
     void persist(sandbox const& sb) const;
-    /// At start: takes back every sandbox of the ledger. Running ones are booted again (their
-    /// processes died with the server that ran them), paused ones stay paused (filesystem).
+    /// At start: takes back every sandbox of the ledger. namespaces engine: a sandbox whose
+    /// init (and envd agent) outlived the server is adopted as it is, running with its
+    /// processes or paused with its frozen memory; otherwise a running one boots again and a
+    /// paused one stays paused (filesystem), as with the other engines, whose processes die
+    /// with the server.
     void restore_from_ledger();
     /// namespaces engine: a cold boot of the sandbox's init (new boot id). Call with sb.mutex held.
     result<void> boot_sandbox(sandbox& sb);
@@ -205,6 +219,12 @@ boost::asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st
                                                 http_request req, response_sink& sink);
 boost::asio::awaitable<void> handle_files(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
                                           http_request req, response_sink& sink);
+/// envd's routes (/health, /files, process.Process, filesystem.Filesystem) for a sandbox:
+/// the server's for the in-server engines, the agent's inside a namespaces sandbox.
+boost::asio::awaitable<void> handle_envd(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
+                                         http_request req, response_sink& sink);
+/// {"peak":..,"running":..}: the most execs that ran at once in sb, and how many run now.
+http_response exec_counts(sandbox const& sb);
 /// filesystem.Filesystem/WatchDir (server streaming).
 boost::asio::awaitable<void> handle_watch_dir(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
                                               http_request req, response_sink& sink);

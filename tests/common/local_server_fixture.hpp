@@ -19,6 +19,9 @@
 #include <boost/json.hpp>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <openssl/rand.h>
@@ -260,6 +263,31 @@ inline sandbox_ref create_sandbox(local_server_fixture const& f,
     if (r.status != 201) throw std::runtime_error("create answered " + std::to_string(r.status) + ": " + r.body);
     auto o = r.json().as_object();
     return {std::string(o["sandboxID"].as_string()), std::string(o["envdAccessToken"].as_string())};
+}
+
+/// The host pid of the process a sandbox knows as `pid` (the API reports pids as the
+/// sandbox sees them): the host process in the sandbox's memory cgroup whose innermost
+/// pid (NSpid) is `pid`. 0 when there is none.
+inline std::uint32_t host_pid_of(std::string const& sandbox_id, std::uint32_t pid)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (auto const& e : fs::directory_iterator("/proc", ec)) {
+        auto const name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream cg(e.path() / "cgroup");
+        std::string const groups((std::istreambuf_iterator<char>(cg)), std::istreambuf_iterator<char>());
+        if (groups.find(":memory:") == std::string::npos || groups.find("/" + sandbox_id + "\n") == std::string::npos)
+            continue;
+        std::ifstream status(e.path() / "status");
+        std::string line;
+        while (std::getline(status, line)) {
+            if (line.rfind("NSpid:", 0) != 0) continue;
+            auto const last = line.find_last_of(" \t");
+            if (std::stoul(line.substr(last + 1)) == pid) return static_cast<std::uint32_t>(std::stoul(name));
+        }
+    }
+    return 0;
 }
 
 /// StartRequest JSON running `script` with bash -c.

@@ -50,7 +50,7 @@ test('root in a sandbox cannot read a root-only host file, and ps shows only the
 
     const ps = await sbx.commands.run('ps -eo args=', { user: 'root' })
     assert.ok(!ps.stdout.includes('prism-e2b-local'), `the server is visible in the sandbox:\n${ps.stdout}`)
-    assert.match(ps.stdout, /^sandbox-init infinity$/m)
+    assert.match(ps.stdout, /^prism-e2b-envd init$/m)
   } finally {
     rmSync(hostFile, { force: true })
     await sbx.kill()

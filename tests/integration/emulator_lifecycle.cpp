@@ -136,7 +136,11 @@ BOOST_AUTO_TEST_CASE(sigstop_fallback_freezes_and_continues)
                    start_json("i=0; while true; do echo $i; i=$((i+1)); sleep 0.05; done"), envd_headers(sb));
     auto st = s.next_event();
     BOOST_REQUIRE(st);
-    auto const pid = (*st)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>();
+    auto const api_pid = (*st)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>();
+    // The API reports the pid the sandbox sees; with the namespaces engine the host's differs.
+    auto const pid = f.server().isolation() == "namespaces" ? host_pid_of(sb.id, static_cast<std::uint32_t>(api_pid))
+                                                            : static_cast<std::uint32_t>(api_pid);
+    BOOST_REQUIRE(pid != 0);
     std::string carry;
     long last = -1;
     read_counter(s, 2, carry, last);
@@ -173,7 +177,11 @@ BOOST_AUTO_TEST_CASE(filesystem_pause_kills_and_resume_reboots)
     event_stream s(f.port(), "/process.Process/Start", start_json("sleep 1000"), h);
     auto st = s.next_event();
     BOOST_REQUIRE(st);
-    auto const pid = (*st)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>();
+    auto const api_pid = (*st)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>();
+    // The API reports the pid the sandbox sees; with the namespaces engine the host's differs.
+    auto const pid = f.server().isolation() == "namespaces" ? host_pid_of(sb.id, static_cast<std::uint32_t>(api_pid))
+                                                            : static_cast<std::uint32_t>(api_pid);
+    BOOST_REQUIRE(pid != 0);
 
     BOOST_TEST(post(f, "/sandboxes/" + sb.id + "/pause", R"({"memory":false})") == 204);
     // The stream of a killed VM is cut, it never reports an exit.

@@ -80,7 +80,8 @@ long host_uid_of(std::uint32_t pid)
 /// A process kept running in a sandbox (its Start stream stays open).
 struct background {
     std::unique_ptr<event_stream> stream;
-    std::uint32_t pid = 0;
+    std::uint32_t pid = 0;       ///< as the sandbox (and the API) sees it
+    std::uint32_t host_pid = 0;  ///< as the host sees it
 };
 
 background start_background(local_server_fixture& f, sandbox_ref const& sb, std::string const& script,
@@ -95,6 +96,8 @@ background start_background(local_server_fixture& f, sandbox_ref const& sb, std:
     auto& e = (*ev)["event"].as_object();
     BOOST_REQUIRE(e.contains("start"));
     b.pid = static_cast<std::uint32_t>(e["start"].as_object()["pid"].to_number<std::int64_t>());
+    b.host_pid = host_pid_of(sb.id, b.pid);
+    BOOST_REQUIRE(b.host_pid != 0);
     return b;
 }
 
@@ -135,6 +138,7 @@ BOOST_AUTO_TEST_CASE(engine_ids_and_limits_are_the_sandboxs_own)
     auto b = create_sandbox(*f);
     auto ia = info(*f, a);
     BOOST_TEST(std::string(ia["isolation"].as_string()) == "namespaces");
+    BOOST_TEST(std::string(ia["envd"].as_string()) == "in-sandbox");
     BOOST_TEST(ia["cpuCount"].to_number<std::int64_t>() == 1);
     BOOST_TEST(ia["memoryMB"].to_number<std::int64_t>() == 256);
 
@@ -142,7 +146,7 @@ BOOST_AUTO_TEST_CASE(engine_ids_and_limits_are_the_sandboxs_own)
     auto ra = start_background(*f, a, "sleep 300", as_root());
     auto ua = start_background(*f, a, "sleep 300");
     auto rb = start_background(*f, b, "sleep 300", as_root());
-    long const root_a = host_uid_of(ra.pid), user_a = host_uid_of(ua.pid), root_b = host_uid_of(rb.pid);
+    long const root_a = host_uid_of(ra.host_pid), user_a = host_uid_of(ua.host_pid), root_b = host_uid_of(rb.host_pid);
     BOOST_TEST(root_a >= 100000);
     BOOST_TEST(user_a == root_a + 1000);
     BOOST_TEST(root_b >= 100000);
@@ -152,7 +156,7 @@ BOOST_AUTO_TEST_CASE(engine_ids_and_limits_are_the_sandboxs_own)
     BOOST_TEST(run_command(*f, a, "id -un; echo $HOME").stdout_text == "user\n/home/user\n");
 
     // The kernel enforces the limits the info reports: the cgroups of a sandbox process.
-    std::istringstream groups(read_host_file("/proc/" + std::to_string(ra.pid) + "/cgroup"));
+    std::istringstream groups(read_host_file("/proc/" + std::to_string(ra.host_pid) + "/cgroup"));
     std::string line, memory_dir, pids_dir;
     while (std::getline(groups, line)) {
         auto const path = line.substr(line.rfind(':') + 1);
@@ -194,6 +198,57 @@ BOOST_AUTO_TEST_CASE(engine_ids_and_limits_are_the_sandboxs_own)
     BOOST_TEST(exit_code(run_command(*f, b, "true")) == 0);  // b is not affected
 }
 
+BOOST_AUTO_TEST_CASE(a_fork_bomb_or_an_oom_stalls_only_its_own_sandbox)
+{
+    if (!have_root()) return;
+    auto f = ns_server();
+    auto a = create_sandbox(*f);
+    auto b = create_sandbox(*f);
+    auto health = [&](sandbox_ref const* sb) {
+        raw_http c(f->port());
+        return c.request("GET", "/health", {}, sb ? envd_headers(*sb) : header_pairs{}).status;
+    };
+    // Every pid of a's cgroup taken, and held: a's envd (its agent, whose threads exist
+    // already) still answers, and so do the server and b.
+    auto bomb = start_background(*f, a,
+                                 "/usr/bin/python3 -c '\n"
+                                 "import os, time\n"
+                                 "try:\n"
+                                 "    while True:\n"
+                                 "        if os.fork() == 0:\n"
+                                 "            time.sleep(300)\n"
+                                 "            os._exit(0)\n"
+                                 "except OSError:\n"
+                                 "    print(\"full\", flush=True)\n"
+                                 "time.sleep(300)'");
+    bool full = false;
+    while (!full)
+        if (auto ev = bomb.stream->next_event()) {
+            auto& e = (*ev)["event"].as_object();
+            full = e.contains("data") && e["data"].as_object().contains("stdout");
+        } else {
+            break;
+        }
+    BOOST_REQUIRE(full);
+    auto no_room = run_command(*f, a, "true");
+    BOOST_TEST_INFO("exec in the full sandbox: " << (no_room.end ? json::serialize(*no_room.end) : "no end"));
+    BOOST_TEST(exit_code(no_room) != 0);
+    BOOST_TEST(health(&a) == 204);
+    BOOST_TEST(health(nullptr) == 200);
+    BOOST_TEST(run_command(*f, b, "echo b-ok").stdout_text == "b-ok\n");
+    raw_http c(f->port());
+    BOOST_TEST(c.request("DELETE", "/sandboxes/" + a.id, {}, api_headers(*f)).status == 204);
+
+    // Past b's memory limit the kernel kills the hog, not b's envd: b answers on.
+    auto hog = run_command(*f, b, "/usr/bin/python3 -c 'b = bytearray(1 << 30); print(\"survived\")'");
+    BOOST_TEST_INFO("hog: " << hog.stdout_text << hog.stderr_text);
+    BOOST_TEST(hog.stdout_text.find("survived") == std::string::npos);
+    BOOST_TEST(exit_code(hog) != 0);
+    BOOST_TEST(health(&b) == 204);
+    BOOST_TEST(run_command(*f, b, "echo still-ok").stdout_text == "still-ok\n");
+    BOOST_TEST(health(nullptr) == 200);
+}
+
 BOOST_AUTO_TEST_CASE(sandboxes_cannot_see_read_or_signal_each_other)
 {
     if (!have_root()) return;
@@ -201,25 +256,26 @@ BOOST_AUTO_TEST_CASE(sandboxes_cannot_see_read_or_signal_each_other)
     auto a = create_sandbox(*f);
     auto b = create_sandbox(*f, R"({"templateID":"base","timeout":300,"envVars":{"B_SECRET":"s3cr3t-of-b"}})");
     auto victim = start_background(*f, b, "echo secret > /workspace/b-marker-7319; exec sleep 4242");
-    std::string const pid = std::to_string(victim.pid);
+    std::string const pid = std::to_string(victim.host_pid);  // what a's root could learn of b
     // Wait until b's file exists (the stream started; the echo runs before exec).
     BOOST_REQUIRE(exit_code(run_command(*f, b,
                                         "for i in $(seq 200); do test -e /workspace/b-marker-7319 && exit 0; "
                                         "sleep 0.05; done; exit 1")) == 0);
 
-    // ps in a: its own processes only, pid 1 its init; no server, no other sandbox.
+    // ps in a: its own processes only, pid 1 its init (prism-e2b-envd, which serves envd
+    // as its first child); no server, no other sandbox.
     auto ps = run_command(*f, a, "ps -eo pid=,args=", as_root());
     BOOST_TEST_INFO("ps in a: " << ps.stdout_text);
     BOOST_TEST(ps.stdout_text.find("4242") == std::string::npos);
-    BOOST_TEST(ps.stdout_text.find("sandbox-init") != std::string::npos);
-    BOOST_TEST(ps.stdout_text.find("prism") == std::string::npos);
+    BOOST_TEST(ps.stdout_text.find("   1 prism-e2b-envd init") != std::string::npos);
+    BOOST_TEST(ps.stdout_text.find("prism-e2b-local") == std::string::npos);
     auto const self_name = read_host_file("/proc/self/comm");
     BOOST_TEST(ps.stdout_text.find(self_name.substr(0, self_name.size() - 1)) == std::string::npos);
     std::istringstream lines(ps.stdout_text);
     std::string l;
     int count = 0;
     while (std::getline(lines, l)) ++count;
-    BOOST_TEST(count <= 4);  // init, bash, ps (and nothing else)
+    BOOST_TEST(count <= 5);  // init, agent, bash, ps (and nothing else)
 
     // b's environment, files and process are out of a's reach, even as root.
     auto env = run_command(*f, a, "cat /proc/" + pid + "/environ; grep -l s3cr3t-of-b /proc/[0-9]*/environ", as_root());
@@ -230,7 +286,7 @@ BOOST_AUTO_TEST_CASE(sandboxes_cannot_see_read_or_signal_each_other)
     auto kill = run_command(*f, a, "kill -9 " + pid, as_root());
     BOOST_TEST(exit_code(kill) != 0);
     // ... and it still runs.
-    BOOST_TEST(::kill(static_cast<pid_t>(victim.pid), 0) == 0);
+    BOOST_TEST(::kill(static_cast<pid_t>(victim.host_pid), 0) == 0);
     auto still = run_command(*f, b, "ps -eo args= | grep -c '^sleep 4242'");
     BOOST_TEST(still.stdout_text == "1\n");
 }
@@ -303,7 +359,7 @@ BOOST_AUTO_TEST_CASE(boot_id_is_per_sandbox_and_new_on_every_cold_boot)
     BOOST_REQUIRE(post(*f, "/sandboxes/" + a.id + "/resume", R"({"timeout":300})") == 201);
     auto const rebooted = run_command(*f, a, cmd + "; cat /workspace/k; ps -o args= -p 1");
     BOOST_TEST(rebooted.stdout_text.substr(0, 37) != id_a);
-    BOOST_TEST(rebooted.stdout_text.substr(37) == "kept\nsandbox-init infinity\n");
+    BOOST_TEST(rebooted.stdout_text.substr(37) == "kept\nprism-e2b-envd init\n");
 }
 
 BOOST_AUTO_TEST_CASE(network_is_isolated_only_without_internet_access)
@@ -340,6 +396,7 @@ BOOST_AUTO_TEST_CASE(none_engine_reports_none)
                 !caps.network_isolated && !caps.egress_restricted));
     auto a = create_sandbox(f);
     BOOST_TEST(std::string(info(f, a)["isolation"].as_string()) == "none");
+    BOOST_TEST(std::string(info(f, a)["envd"].as_string()) == "in-server");
 }
 
 BOOST_AUTO_TEST_CASE(kill_and_stop_leave_no_process_cgroup_or_file)
@@ -362,7 +419,7 @@ BOOST_AUTO_TEST_CASE(kill_and_stop_leave_no_process_cgroup_or_file)
                 return "/sys/fs/cgroup/memory" + line.substr(line.rfind(':') + 1);
         return std::string();
     };
-    auto const cg_a = memory_cgroup(pa.pid), cg_b = memory_cgroup(pb.pid);
+    auto const cg_a = memory_cgroup(pa.host_pid), cg_b = memory_cgroup(pb.host_pid);
     BOOST_REQUIRE(!cg_a.empty());
     BOOST_REQUIRE(!cg_b.empty());
     auto gone = [](std::uint32_t pid) {
@@ -374,11 +431,11 @@ BOOST_AUTO_TEST_CASE(kill_and_stop_leave_no_process_cgroup_or_file)
 
     raw_http c(f->port());
     BOOST_TEST(c.request("DELETE", "/sandboxes/" + a.id, {}, api_headers(*f)).status == 204);
-    BOOST_TEST(eventually([&] { return gone(pa.pid) && !exists(cg_a) && !exists(dir / "sandboxes" / a.id); }));
-    BOOST_TEST(!gone(pb.pid));
+    BOOST_TEST(eventually([&] { return gone(pa.host_pid) && !exists(cg_a) && !exists(dir / "sandboxes" / a.id); }));
+    BOOST_TEST(!gone(pb.host_pid));
 
     f.reset();  // stop
-    BOOST_TEST(gone(pb.pid));
+    BOOST_TEST(gone(pb.host_pid));
     BOOST_TEST(!exists(cg_b));
     BOOST_TEST(!exists(dir / "sandboxes" / b.id));
     BOOST_TEST(!exists(std::filesystem::path(cg_b).parent_path()));  // the server's own cgroup root
