@@ -173,8 +173,13 @@ BOOST_AUTO_TEST_CASE(a_refused_make_dir_falls_back_to_root_once)
 {
     auto fake = std::make_shared<fake_e2b_client>();
     fake->fail_next("make_dir", error(errc::permission_denied, "denied", {"filesystem.MakeDir", 403}));
-    auto r = run_coro([&](auto ex) { return create_e2b_sandbox(ex, fake_options(fake)); });
-    BOOST_REQUIRE(r.has_value());
+    // The sandbox is dropped inside: it must not outlive its io_context.
+    auto created = run_coro([&](auto ex) -> asio::awaitable<bool> {
+        auto o = fake_options(fake);
+        auto r = co_await create_e2b_sandbox(ex, std::move(o));
+        co_return r.has_value();
+    });
+    BOOST_REQUIRE(created);
     BOOST_TEST(fake->call_names() == N({"create_sandbox", "make_dir", "start_process"}),
                boost::test_tools::per_element());
     auto p = fake->start_params().at(0);

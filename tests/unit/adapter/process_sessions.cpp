@@ -65,19 +65,21 @@ BOOST_AUTO_TEST_CASE(a_sandbox_without_processes_is_unsupported)
 
 BOOST_AUTO_TEST_CASE(session_limits_are_validated)
 {
-    asio::io_context ioc;
     auto fake = std::make_shared<fake_e2b_client>();
-    auto sb = run_coro([&](auto ex) { return make_sandbox(ex, fake); });
-    for (int i = 0; i < 4; ++i) {
-        process_sessions_options o;
-        o.sandbox = sb;
-        if (i == 0) o.limits.max_sessions = 33;
-        if (i == 1) o.limits.max_input_write = (1u << 20) + 1;
-        if (i == 2) o.limits.max_output_chunk = 0;
-        if (i == 3) o.limits.max_lifetime = std::chrono::hours(25);
-        auto r = process_sessions::create(ioc.get_executor(), o);
-        BOOST_TEST((!r && r.error() == errc::invalid_argument));
-    }
+    // Inside the io_context's run: the sandbox must not outlive it.
+    run_coro([&](auto ex) -> asio::awaitable<void> {
+        auto sb = co_await make_sandbox(ex, fake);
+        for (int i = 0; i < 4; ++i) {
+            process_sessions_options o;
+            o.sandbox = sb;
+            if (i == 0) o.limits.max_sessions = 33;
+            if (i == 1) o.limits.max_input_write = (1u << 20) + 1;
+            if (i == 2) o.limits.max_output_chunk = 0;
+            if (i == 3) o.limits.max_lifetime = std::chrono::hours(25);
+            auto r = process_sessions::create(ex, o);
+            BOOST_TEST((!r && r.error() == errc::invalid_argument));
+        }
+    });
 }
 
 BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
