@@ -442,8 +442,8 @@ BOOST_AUTO_TEST_CASE(a_concurrent_kill_waits_for_the_one_in_flight)
         std::optional<result<void>> first;
         asio::co_spawn(ex, sb->kill(), [&](std::exception_ptr, result<void> r) { first = r; });
         auto second = co_await sb->kill();
-        for (int i = 0; i < 200 && !first; ++i) co_await sleep_for(std::chrono::milliseconds(5));
-        BOOST_TEST_REQUIRE(first.has_value());
+        auto const first_done = [&] { return first.has_value(); };
+        BOOST_TEST_REQUIRE(co_await async_eventually(first_done));
         // Whichever ran first got the failure; the waiting one retried and succeeded.
         BOOST_TEST((first->has_value() != second.has_value()));
         auto const& failed = first->has_value() ? second : *first;
@@ -454,8 +454,9 @@ BOOST_AUTO_TEST_CASE(a_concurrent_kill_waits_for_the_one_in_flight)
         std::optional<result<void>> a;
         asio::co_spawn(ex, other->kill(), [&](std::exception_ptr, result<void> r) { a = r; });
         auto b = co_await other->kill();
-        co_await sleep_for(std::chrono::milliseconds(20));
-        BOOST_TEST((a.has_value() && a->has_value() && b.has_value()));
+        auto const a_done = [&] { return a.has_value(); };
+        BOOST_TEST_REQUIRE(co_await async_eventually(a_done));
+        BOOST_TEST((a->has_value() && b.has_value()));
         BOOST_TEST(fake->count("kill_sandbox") == 3u);  // one more, not two
     });
 }
@@ -488,7 +489,9 @@ BOOST_AUTO_TEST_CASE(status_reports_template_times_and_command_count)
         BOOST_TEST(s0->template_name == "tmpl");
         BOOST_TEST(s0->command_count == 0u);
         BOOST_TEST((s0->started_at >= before));
-        co_await sleep_for(std::chrono::milliseconds(5));
+        // The clock must move past the first activity (its resolution is finite).
+        auto const later = [&] { return std::chrono::system_clock::now() > s0->last_activity_at; };
+        BOOST_TEST_REQUIRE(co_await async_eventually(later));
         co_await sb->exec(shell("true"));
         co_await sb->exec_file(argv("/bin/true"));
         auto s1 = co_await sb->status();

@@ -36,15 +36,6 @@ private:
 };
 
 // Callers pass a named closure: no temporary lives across the co_await (g++ 12).
-template <class Pred>
-asio::awaitable<bool> eventually(Pred pred)
-{
-    for (int i = 0; i < 300; ++i) {
-        if (pred()) co_return true;
-        co_await sleep_for(std::chrono::milliseconds(5));
-    }
-    co_return pred();
-}
 
 }  // namespace
 
@@ -100,7 +91,7 @@ BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
         BOOST_TEST_REQUIRE(id.has_value());
         {
             auto const ready = [&] { return ps.output("alice", *id, 0, 100)->cursor == 4; };
-            BOOST_TEST(co_await eventually(ready));
+            BOOST_TEST(co_await async_eventually(ready));
         }
         auto p1 = ps.output("alice", *id, 0);
         BOOST_TEST_REQUIRE(p1.has_value());
@@ -119,7 +110,7 @@ BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
         BOOST_TEST(in.has_value());
         {
             auto const ready = [&] { return ps.output("alice", *id, cur)->data == "!"; };
-            BOOST_TEST(co_await eventually(ready));
+            BOOST_TEST(co_await async_eventually(ready));
         }
         auto info = ps.info("alice", *id);
         BOOST_TEST_REQUIRE(info.has_value());
@@ -129,7 +120,7 @@ BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
         BOOST_TEST(w->exit_code.value_or(-1) == 0);
         {
             auto const ready = [&] { return ps.output("alice", *id, cur + 1)->eof; };
-            BOOST_TEST(co_await eventually(ready));
+            BOOST_TEST(co_await async_eventually(ready));
         }
         auto bad = ps.output("alice", *id, cur + 100);
         BOOST_TEST((!bad && bad.error() == errc::invalid_argument));
