@@ -71,9 +71,18 @@ namespace {
 
 void start_reader(std::shared_ptr<e2b_process_state> const& self, std::unique_ptr<e2b::process_event_stream> stream);
 
+// The reader or re-attach owning `sig` is ending: it no longer owns the
+// process's I/O, so an action the fsm returns now (a re-attach) may start.
+// Before the transition, so no action finds the old owner still in place.
+void disown(e2b_process_state& self, std::shared_ptr<asio::cancellation_signal> const& sig)
+{
+    if (self.reader_cancel == sig) self.reader_cancel.reset();
+}
+
 // Follows the stream until the end event, a break or cancellation. Runs on the strand.
 asio::awaitable<void> read_events(std::shared_ptr<e2b_process_state> self,
-                                  std::unique_ptr<e2b::process_event_stream> stream)
+                                  std::unique_ptr<e2b::process_event_stream> stream,
+                                  std::shared_ptr<asio::cancellation_signal> sig)
 {
     co_await asio::this_coro::throw_if_cancelled(false);
     auto& core = *self->core;
@@ -86,6 +95,7 @@ asio::awaitable<void> read_events(std::shared_ptr<e2b_process_state> self,
         if (co_await cancelled()) co_return;
         if (!r || !*r) {
             auto why = !r ? r.error().message() : std::string("stream ended without an end event");
+            disown(*self, sig);
             self->perform(core.transition([&](sandbox_fsm& f) { return f.stream_broken(self->key, std::move(why)); }));
             co_return;
         }
@@ -102,6 +112,7 @@ asio::awaitable<void> read_events(std::shared_ptr<e2b_process_state> self,
                                                                                      : output_stream::stdout_stream,
                               d->bytes);
         } else if (auto* end = std::get_if<e2b::end_event>(&ev)) {
+            disown(*self, sig);
             self->perform(core.transition([&](sandbox_fsm& f) { return f.end_event(self->key, *end); }));
             co_return;
         }
@@ -116,12 +127,13 @@ asio::awaitable<void> reattach(std::shared_ptr<e2b_process_state> self, std::sha
     auto target = core.activity_target("process.reattach");
     if (!target) {
         // Paused (or killed) again: the fsm waits for the next resume.
+        disown(*self, sig);
         self->perform(core.transition([&](sandbox_fsm& f) { return f.reattach_failed(self->key, "not running"); }));
         co_return;
     }
     auto s = co_await core.client->connect_process(*target, pid_selector(self->pid), std::chrono::milliseconds(0));
     if (self->reader_cancel != sig) co_return;  // stopped (release, gone) meanwhile
-    self->reader_cancel.reset();                // this re-attach hands over to the reader
+    disown(*self, sig);                         // this re-attach hands over to the reader
     if (!s) {
         auto why = s.error() == errc::not_found ? std::string("process is gone") : s.error().message();
         self->perform(core.transition([&](sandbox_fsm& f) { return f.reattach_failed(self->key, std::move(why)); }));
@@ -157,7 +169,7 @@ void start_reader(std::shared_ptr<e2b_process_state> const& self, std::unique_pt
 {
     stop_reader(*self);
     auto sig = std::make_shared<asio::cancellation_signal>();
-    spawn_owned(self, sig, read_events(self, std::move(stream)));
+    spawn_owned(self, sig, read_events(self, std::move(stream), sig));
 }
 
 }  // namespace
