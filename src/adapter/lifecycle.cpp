@@ -120,6 +120,7 @@ asio::awaitable<result<void>> run_kill(std::shared_ptr<e2b_sandbox_core> core)
 {
     // Idempotent: one vendor kill. A concurrent kill() waits for the one in
     // flight to settle (killed, or failed: then it tries itself).
+    co_await asio::this_coro::throw_if_cancelled(false);  // a cancelled wait is errc::cancelled
     for (;;) {
         auto const step = core->transition([](sandbox_fsm& f) { return f.kill_begin(); });
         if (step == kill_step::done) co_return result<void>();
@@ -128,11 +129,11 @@ asio::awaitable<result<void>> run_kill(std::shared_ptr<e2b_sandbox_core> core)
             std::lock_guard lk(core->mu);
             return core->fsm.phase() != sandbox_phase::killing;
         };
-        auto wait = [core, settled]() -> asio::awaitable<result<bool>> {
+        auto wait = [core, settled]() -> asio::awaitable<wait_outcome> {
             co_return co_await core->changes.wait_until(settled, std::nullopt);
         };
         auto w = co_await asio::co_spawn(core->strand, std::move(wait), asio::use_awaitable);
-        if (!w) co_return error(errc::cancelled, "kill was cancelled", {"kill"});
+        if (w == wait_outcome::cancelled) co_return error(errc::cancelled, "kill was cancelled", {"kill"});
     }
     auto r = co_await core->client->kill_sandbox(core->id);
     if (!r) {

@@ -202,6 +202,7 @@ void e2b_process_state::perform(process_actions a)
 asio::awaitable<result<std::optional<process_exit>>> e2b_process_state::wait_exit(
     std::optional<std::chrono::milliseconds> timeout)
 {
+    co_await asio::this_coro::throw_if_cancelled(false);  // a cancelled wait is errc::cancelled
     using clock = state_waiters::clock;
     std::optional<clock::time_point> deadline;
     if (timeout) deadline = clock::now() + *timeout;
@@ -216,7 +217,7 @@ asio::awaitable<result<std::optional<process_exit>>> e2b_process_state::wait_exi
         if (p.exit()) co_return std::optional<process_exit>(*p.exit());
         if (p.phase() == process_phase::released)
             co_return error(errc::invalid_argument, "the process handle was released", {"process.wait"});
-        if (w) co_return std::optional<process_exit>();
+        if (w == wait_outcome::deadline_passed) co_return std::optional<process_exit>();
         co_return error(errc::cancelled, "wait was cancelled; the process keeps running", {"process.wait"});
     };
     co_return co_await asio::co_spawn(core->strand, std::move(op), asio::use_awaitable);

@@ -5,8 +5,6 @@
 #ifndef PRISM_E2B_ADAPTER_STATE_WAITERS_HPP
 #define PRISM_E2B_ADAPTER_STATE_WAITERS_HPP
 
-#include <prism_e2b/error.hpp>
-
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -23,6 +21,10 @@
 #include <vector>
 
 namespace prism_e2b::detail {
+
+/// How a wait ended. A plain enum, not result<bool>: boost::system::result<bool>
+/// would build its value from an error (error converts to bool).
+enum class wait_outcome { satisfied, deadline_passed, cancelled };
 
 /// Thread safety: notify_all() from any thread; wait_until() only from a
 /// coroutine running on strand().
@@ -43,21 +45,20 @@ public:
         });
     }
 
-    /// Waits until `pred()` holds: true; false when `deadline` passed first;
-    /// errc::cancelled on per-operation cancellation (it turns off
-    /// throw_if_cancelled for the calling coroutine). Call on strand().
+    /// Waits until `pred()` holds (satisfied), `deadline` passes first
+    /// (deadline_passed) or per-operation cancellation fires (cancelled; it
+    /// turns off throw_if_cancelled for the calling coroutine). Call on strand().
     template <class Pred>
-    boost::asio::awaitable<result<bool>> wait_until(Pred pred, std::optional<clock::time_point> deadline) const
+    boost::asio::awaitable<wait_outcome> wait_until(Pred pred, std::optional<clock::time_point> deadline) const
     {
         namespace asio = boost::asio;
         co_await asio::this_coro::throw_if_cancelled(false);
         auto s = shared_;
         for (;;) {
-            if (pred()) co_return true;
-            if (deadline && clock::now() >= *deadline) co_return false;
+            if (pred()) co_return wait_outcome::satisfied;
+            if (deadline && clock::now() >= *deadline) co_return wait_outcome::deadline_passed;
             auto const cs = co_await asio::this_coro::cancellation_state;
-            if (cs.cancelled() != asio::cancellation_type::none)
-                co_return error(errc::cancelled, "the wait was cancelled", {"wait"});
+            if (cs.cancelled() != asio::cancellation_type::none) co_return wait_outcome::cancelled;
             asio::steady_timer t(s->strand, deadline.value_or(clock::time_point::max()));
             s->timers.push_back(&t);
             co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
