@@ -105,19 +105,22 @@ struct e2b_sandbox_core;
 /// exec/exec_file run under the exec_governor (max_commands, max_concurrent_execs,
 /// max_output_bytes, env caps). Activity never resumes: on a paused sandbox
 /// exec, start_process and process I/O fail with errc::paused and make no vendor
-/// call. Processes (start_process) do not take governor slots: they are
-/// long-running by design; process_sessions caps them.
+/// call. Processes (start_process) count against max_commands but take no
+/// governor slot: they are long-running by design; process_sessions caps them.
 ///
 /// Per-operation cancellation: terminal, on every operation. A cancelled exec
 /// stops its remote process (SIGKILL) and reports errc::cancelled.
 ///
 /// Thread safety: every member may be called concurrently from any thread of a
-/// multi-threaded io_context. Shared state sits behind one mutex (never held
-/// across a suspension); each exec and each process handle runs its I/O on its
-/// own strand.
+/// multi-threaded io_context. The lifecycle state is one state machine behind
+/// one mutex (never held across a suspension); every exec, process reader and
+/// output callback of one sandbox runs on that sandbox's strand (callbacks of
+/// one sandbox never run concurrently).
 ///
 /// Lifetime: destroying the object does not destroy the vendor sandbox (the host
-/// owns it; call kill()). Process readers are cancelled on destruction.
+/// owns it; call kill()). A process reader keeps running while its handle
+/// lives. Destroy the object before its execution context (it holds a strand
+/// of it).
 class PRISM_E2B_API e2b_sandbox final : public disposable_sandbox, public process_capable, public pausable {
 public:
     explicit e2b_sandbox(

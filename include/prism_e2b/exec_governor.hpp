@@ -89,6 +89,11 @@ public:
     /// If the governor is destroyed while the caller waits: errc::cancelled.
     boost::asio::awaitable<result<exec_permit>> acquire();
 
+    /// Counts one command against max_commands without taking a slot: a
+    /// long-running process (start_process) is a command, but not an exec.
+    /// Errors: errc::limit_exceeded when max_commands were already admitted.
+    result<void> admit();
+
     std::uint32_t commands_admitted() const noexcept;  ///< commands admitted so far (counted against max_commands)
     std::uint32_t in_flight() const noexcept;          ///< commands holding a slot now
     std::uint32_t waiting() const noexcept;            ///< commands queued for a slot

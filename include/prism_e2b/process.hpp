@@ -20,8 +20,8 @@ namespace prism_e2b {
 
 enum class output_stream { stdout_stream, stderr_stream };
 
-/// Receives output as it arrives. Called on the sandbox's executor, one call at
-/// a time per command; it must not block.
+/// Receives output as it arrives. Called on a strand of the sandbox's executor
+/// (e2b_sandbox: one strand per sandbox), one call at a time; it must not block.
 using output_callback = std::function<void(output_stream stream, std::string_view data)>;
 
 /// How a command or process ended.

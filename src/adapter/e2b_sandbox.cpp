@@ -5,7 +5,7 @@
 #include <prism_e2b/redactor.hpp>
 
 #include "adapter/exec.hpp"
-#include "adapter/process_state.hpp"
+#include "adapter/lifecycle.hpp"
 #include "adapter/sandbox_core.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -22,56 +22,11 @@ namespace asio = boost::asio;
 
 namespace prism_e2b {
 
-// ---- detail::e2b_sandbox_core ----------------------------------------------
-
-namespace detail {
-
-result<e2b::envd_target> e2b_sandbox_core::activity_target(std::string_view operation)
-{
-    std::lock_guard lk(mu);
-    if (state == sandbox_state::killed)
-        return error(errc::not_found, "the sandbox was killed", {std::string(operation)});
-    if (state == sandbox_state::paused)
-        return error(errc::paused, "the sandbox is paused; call resume() first (activity never resumes it)",
-                     {std::string(operation)});
-    last_activity = std::chrono::system_clock::now();
-    return target;
-}
-
-std::uint64_t e2b_sandbox_core::current_pause_epoch() const
-{
-    std::lock_guard lk(mu);
-    return pause_epoch;
-}
-
-sandbox_state e2b_sandbox_core::current_state() const
-{
-    std::lock_guard lk(mu);
-    return state;
-}
-
-void e2b_sandbox_core::register_process(std::shared_ptr<e2b_process_state> const& p)
-{
-    std::lock_guard lk(mu);
-    std::erase_if(live, [](auto const& w) { return w.expired(); });
-    live.push_back(p);
-    if (rebooted) pids_since_reboot.insert(p->pid);
-}
-
-std::vector<std::shared_ptr<e2b_process_state>> e2b_sandbox_core::live_processes()
-{
-    std::lock_guard lk(mu);
-    std::vector<std::shared_ptr<e2b_process_state>> out;
-    for (auto const& w : live)
-        if (auto p = w.lock()) out.push_back(std::move(p));
-    return out;
-}
-
-}  // namespace detail
-
 // ---- helpers ---------------------------------------------------------------
 
 namespace {
+
+using detail::validate_path;
 
 std::chrono::seconds ceil_seconds(std::chrono::milliseconds ms)
 {
@@ -100,13 +55,6 @@ std::chrono::system_clock::time_point parse_rfc3339(std::string const& s,
             t -= (rest[0] == '+' ? 1 : -1) * (hh * 3600 + mm * 60);
     }
     return std::chrono::system_clock::from_time_t(t);
-}
-
-result<void> validate_path(std::string const& p, char const* what)
-{
-    if (p.empty() || p.front() != '/' || p.find('\0') != std::string::npos || p.size() > 4096)
-        return error(errc::invalid_argument, std::string(what) + " must be an absolute path without NUL", {"options"});
-    return {};
 }
 
 // Exactly one of api_key / client; builds the real client for an API key.
@@ -166,12 +114,6 @@ asio::awaitable<result<void>> make_workdir_as_root(e2b::client& client, e2b::env
     co_return error(errc::unknown_outcome, "workdir creation ended without an end event", {"create"});
 }
 
-// Stops following every live process and marks it gone (kill, reboot).
-void processes_gone(detail::e2b_sandbox_core& core, std::string const& why)
-{
-    for (auto& p : core.live_processes()) p->on_gone(why);
-}
-
 }  // namespace
 
 // ---- factories -------------------------------------------------------------
@@ -215,7 +157,8 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::a
     auto created = co_await (*client)->create_sandbox(std::move(params));
     if (!created) co_return created.error();
     core->id = created->sandbox_id;
-    core->target = e2b::envd_target::from(*created);
+    core->fsm = detail::sandbox_fsm(e2b::envd_target::from(*created), sandbox_state::running);
+    auto const target = core->fsm.target();
     core->started_at = core->last_activity = std::chrono::system_clock::now();
     if (core->id.empty()) co_return error(errc::protocol_error, "the vendor returned no sandbox id", {"create"});
 
@@ -224,10 +167,10 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::a
     // Cleanup must run even when the caller cancelled the set-up.
     co_await asio::this_coro::throw_if_cancelled(false);
     result<void> dir;
-    if (auto made = co_await (*client)->make_dir(core->target, core->workdir); !made) {
+    if (auto made = co_await (*client)->make_dir(target, core->workdir); !made) {
         dir = made.error();
         if (made.error() == errc::permission_denied)
-            dir = co_await make_workdir_as_root(**client, core->target, core->workdir);
+            dir = co_await make_workdir_as_root(**client, target, core->workdir);
     }
     if (!dir) {
         co_await asio::this_coro::reset_cancellation_state();
@@ -272,19 +215,16 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> connect_e2b_sandbox(asio::
     core->workdir = options.workdir;
     core->labels = info->metadata;
     core->vendor_timeout = ceil_seconds(*timeout);
-    core->target = e2b::envd_target::from(*info);
-    core->target.sandbox_id = core->id;
+    auto target = e2b::envd_target::from(*info);
+    target.sandbox_id = core->id;
+    auto const paused = info->state == e2b::sandbox_state::paused;
+    core->fsm = detail::sandbox_fsm(std::move(target), paused ? sandbox_state::paused : sandbox_state::running);
     core->started_at = parse_rfc3339(info->started_at, std::chrono::system_clock::now());
     core->last_activity = std::chrono::system_clock::now();
-    core->state = info->state == e2b::sandbox_state::paused ? sandbox_state::paused : sandbox_state::running;
 
-    if (core->state == sandbox_state::paused && options.resume) {
-        auto c = co_await (*client)->connect_sandbox(core->id, core->vendor_timeout);
-        if (!c) co_return c.error();
-        core->target = e2b::envd_target::from(c->sandbox);
-        core->target.sandbox_id = core->id;
-        core->state = sandbox_state::running;
-    }
+    // The same resume as e2b_sandbox::resume(): one envd-target merge rule.
+    if (paused && options.resume)
+        if (auto r = co_await detail::run_resume(core); !r) co_return r.error();
     co_return std::make_shared<e2b_sandbox>(std::move(core));
 }
 
@@ -321,121 +261,11 @@ asio::awaitable<result<exec_result>> e2b_sandbox::exec_file(exec_file_request re
     co_return co_await detail::run_exec(core_, std::move(req));
 }
 
-asio::awaitable<result<sandbox_status>> e2b_sandbox::status()
-{
-    auto core = core_;
-    if (core->current_state() != sandbox_state::killed) {
-        auto info = co_await core->client->get_sandbox_info(core->id);
-        std::lock_guard lk(core->mu);
-        if (info) {
-            if (core->state != sandbox_state::killed)
-                core->state =
-                    info->state == e2b::sandbox_state::paused ? sandbox_state::paused : sandbox_state::running;
-        } else if (info.error() == errc::not_found) {
-            core->state = sandbox_state::killed;  // gone (timeout kill or killed elsewhere)
-        } else {
-            co_return info.error();
-        }
-    }
-    sandbox_status s;
-    std::lock_guard lk(core->mu);
-    s.id = core->id;
-    s.state = core->state;
-    s.template_name = core->template_name;
-    s.started_at = core->started_at;
-    s.last_activity_at = core->last_activity;
-    s.command_count = core->governor.commands_admitted();
-    co_return s;
-}
+asio::awaitable<result<sandbox_status>> e2b_sandbox::status() { return detail::run_status(core_); }
 
-asio::awaitable<result<pause_outcome>> e2b_sandbox::pause(pause_options opts)
-{
-    auto core = core_;
-    {
-        std::lock_guard lk(core->mu);
-        if (core->state == sandbox_state::killed) co_return error(errc::not_found, "the sandbox was killed", {"pause"});
-        ++core->pause_epoch;  // streams cut by this pause are not process outcomes
-    }
-    auto r = co_await core->client->pause_sandbox(core->id, opts.keep_memory);
-    if (!r) {
-        for (auto& p : core->live_processes()) p->on_resumed();
-        co_return r.error();
-    }
-    pause_outcome out;
-    out.http_status = r->http_status;
-    out.message = secret_redactor::global().redact(r->message);
-    out.snapshot = opts.keep_memory ? snapshot_kind::memory : snapshot_kind::filesystem;
-    switch (r->outcome) {
-        case e2b::pause_reply::kind::paused:
-        case e2b::pause_reply::kind::already_paused: {
-            out.result = r->outcome == e2b::pause_reply::kind::paused ? pause_outcome::kind::paused
-                                                                      : pause_outcome::kind::already_paused;
-            bool gone = false;
-            {
-                std::lock_guard lk(core->mu);
-                core->state = sandbox_state::paused;
-                if (r->outcome == e2b::pause_reply::kind::paused || !core->paused_kind)
-                    core->paused_kind = out.snapshot;
-                if (r->outcome == e2b::pause_reply::kind::paused && !opts.keep_memory) {
-                    // Filesystem-only: the resume will be a reboot; every pid is void.
-                    core->rebooted = true;
-                    core->pids_since_reboot.clear();
-                    gone = true;
-                }
-            }
-            if (gone) processes_gone(*core, "filesystem-only pause: the process is gone");
-            core->log(log_level::info,
-                      "paused sandbox " + core->id + (opts.keep_memory ? " (memory)" : " (filesystem)"));
-            co_return out;
-        }
-        case e2b::pause_reply::kind::busy:
-            // 503: nothing changed, the sandbox is still running. Not success.
-            out.result = pause_outcome::kind::refused_busy;
-            for (auto& p : core->live_processes()) p->on_resumed();
-            core->log(log_level::warning, "pause of " + core->id + " refused (busy); still running");
-            co_return out;
-        case e2b::pause_reply::kind::not_found: {
-            std::lock_guard lk(core->mu);
-            core->state = sandbox_state::killed;
-            co_return error(errc::not_found, "the sandbox does not exist", {"pause", r->http_status});
-        }
-    }
-    co_return error(errc::protocol_error, "unexpected pause reply", {"pause"});
-}
+asio::awaitable<result<pause_outcome>> e2b_sandbox::pause(pause_options opts) { return detail::run_pause(core_, opts); }
 
-asio::awaitable<result<void>> e2b_sandbox::resume()
-{
-    auto core = core_;
-    if (core->current_state() == sandbox_state::killed)
-        co_return error(errc::not_found, "the sandbox was killed", {"resume"});
-    // Explicit connect with the configured timeout: a resume that falls back to the
-    // vendor default would silently shrink the sandbox's life (wire-notes.md).
-    auto c = co_await core->client->connect_sandbox(core->id, core->vendor_timeout);
-    if (!c) {
-        if (c.error() == errc::not_found) {
-            std::lock_guard lk(core->mu);
-            core->state = sandbox_state::killed;
-        }
-        co_return c.error();
-    }
-    {
-        std::lock_guard lk(core->mu);
-        auto t = e2b::envd_target::from(c->sandbox);
-        t.sandbox_id = core->id;
-        if (!t.access_token) t.access_token = core->target.access_token;
-        if (!t.domain) t.domain = core->target.domain;
-        if (t.envd_version.empty()) t.envd_version = core->target.envd_version;
-        core->target = std::move(t);
-        core->state = sandbox_state::running;
-        core->paused_kind.reset();
-        core->last_activity = std::chrono::system_clock::now();
-    }
-    // Memory snapshot: processes continue; re-attach readers cut by the pause.
-    // Filesystem-only: they were marked gone at pause time and are never restarted.
-    for (auto& p : core->live_processes()) p->on_resumed();
-    core->log(log_level::info, "resumed sandbox " + core->id);
-    co_return result<void>();
-}
+asio::awaitable<result<void>> e2b_sandbox::resume() { return detail::run_resume(core_); }
 
 asio::awaitable<result<void>> e2b_sandbox::stop(stop_options)
 {
@@ -448,40 +278,7 @@ asio::awaitable<result<void>> e2b_sandbox::stop(stop_options)
     co_return result<void>();
 }
 
-asio::awaitable<result<void>> e2b_sandbox::kill()
-{
-    auto core = core_;
-    // Idempotent: one vendor kill. A concurrent kill() waits for the one in
-    // flight and reports its outcome (or retries when it failed).
-    for (;;) {
-        {
-            std::lock_guard lk(core->mu);
-            if (core->state == sandbox_state::killed) co_return result<void>();
-            if (!core->kill_started) {
-                core->kill_started = true;
-                break;
-            }
-        }
-        if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
-            co_return error(errc::cancelled, "kill was cancelled", {"kill"});
-        asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(5));
-        auto [ec] = co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-        if (ec) co_return error(errc::cancelled, "kill was cancelled", {"kill"});
-    }
-    auto r = co_await core->client->kill_sandbox(core->id);
-    if (!r) {
-        std::lock_guard lk(core->mu);
-        core->kill_started = false;  // a failed kill may be retried
-        co_return r.error();
-    }
-    {
-        std::lock_guard lk(core->mu);
-        core->state = sandbox_state::killed;
-    }
-    processes_gone(*core, "the sandbox was killed");
-    core->log(log_level::info, "killed sandbox " + core->id);
-    co_return result<void>();
-}
+asio::awaitable<result<void>> e2b_sandbox::kill() { return detail::run_kill(core_); }
 
 asio::awaitable<result<void>> e2b_sandbox::close(close_options opts)
 {
@@ -501,125 +298,13 @@ asio::awaitable<result<label_map>> e2b_sandbox::fetch_labels()
 
 asio::awaitable<result<std::unique_ptr<process_handle>>> e2b_sandbox::start_process(process_request req)
 {
-    auto core = core_;
-    if (auto v = validate_command(req.file, req.args, req.env, core->limits); !v) co_return v.error();
-    auto target = core->activity_target("start_process");
-    if (!target) co_return target.error();
-    if (req.cwd)
-        if (auto v = validate_path(*req.cwd, "cwd"); !v) co_return v.error();
-    auto const epoch = core->current_pause_epoch();
-    e2b::start_process_params params;
-    params.process.cmd = req.file;
-    params.process.args = req.args;
-    params.process.envs = std::move(req.env);
-    params.process.cwd = req.cwd.value_or(core->workdir);
-    params.stdin = req.stdin_open;
-    // Connect-Timeout-Ms makes envd kill the process when it passes: a
-    // long-running process gets no deadline (wire-notes.md).
-    params.timeout = std::chrono::milliseconds(0);
-    // A non-secret tag lets us stop a process whose pid we never learnt.
-    auto const tag = detail::make_process_tag("prism-proc");
-    params.tag = tag;
-    co_await asio::this_coro::throw_if_cancelled(false);
-    auto stream = co_await core->client->start_process(*target, std::move(params));
-    std::optional<error> failed;
-    std::uint32_t pid = 0;
-    if (!stream) {
-        failed = stream.error();
-    } else {
-        auto first = co_await (*stream)->next();
-        if (!first)
-            failed = first.error();
-        else if (!*first || !std::holds_alternative<e2b::start_event>(**first))
-            failed =
-                error(errc::protocol_error, "the process stream did not begin with a start event", {"start_process"});
-        else
-            pid = std::get<e2b::start_event>(**first).pid;
-    }
-    if (failed) {
-        // Started without a deadline: never leave it running unowned. When the
-        // start itself failed nothing runs, unless the failure was our cancellation.
-        auto const cancelled =
-            (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
-        if (stream || cancelled) {
-            co_await asio::this_coro::reset_cancellation_state();
-            e2b::process_selector sel;
-            sel.tag = tag;
-            (void)co_await core->client->send_signal(*target, sel, process_signal::sigkill);
-        }
-        co_return *failed;
-    }
-    auto ref = encode_process_ref({core->id, pid, command_fingerprint(req.file, req.args), core->workdir});
-    auto state = std::make_shared<detail::e2b_process_state>(core, pid, std::move(ref), std::move(req.on_data));
-    core->register_process(state);
-    {
-        std::lock_guard lk(core->mu);
-        core->pids_since_reboot.insert(pid);
-    }
-    // A named lambda: g++ 12 destroys lambda/braced temporaries of a co_await
-    // full-expression twice.
-    auto begin_reading = [state, s = std::move(*stream), epoch]() mutable -> asio::awaitable<void> {
-        state->start_reader(std::move(s), epoch);
-        co_return;
-    };
-    co_await asio::co_spawn(state->strand, std::move(begin_reading), asio::use_awaitable);
-    co_return detail::make_process_handle(std::move(state));
+    return detail::run_start_process(core_, std::move(req));
 }
 
 asio::awaitable<result<std::unique_ptr<process_handle>>> e2b_sandbox::attach_process(std::string ref,
                                                                                      output_callback on_data)
 {
-    using handle_ptr = std::unique_ptr<process_handle>;
-    auto core = core_;
-    auto rec = decode_process_ref(ref);
-    if (!rec || rec->sandbox_id != core->id || rec->workspace != core->workdir) co_return handle_ptr();
-    e2b::envd_target target;
-    {
-        std::lock_guard lk(core->mu);
-        if (core->state == sandbox_state::killed) co_return handle_ptr();
-        if (core->state == sandbox_state::paused) {
-            // After a filesystem-only pause the process is gone for good.
-            if (core->paused_kind == snapshot_kind::filesystem) co_return handle_ptr();
-            co_return error(errc::paused, "the sandbox is paused; call resume() first", {"attach_process"});
-        }
-        if (core->rebooted && !core->pids_since_reboot.contains(rec->pid))
-            co_return handle_ptr();  // a pid from before the reboot: never the same process
-        target = core->target;
-        core->last_activity = std::chrono::system_clock::now();
-    }
-    // The pid must still run the command the ref names (pids are reused).
-    auto procs = co_await core->client->list_processes(target);
-    if (!procs) {
-        if (procs.error() == errc::not_found) co_return handle_ptr();
-        co_return procs.error();
-    }
-    auto it = std::find_if(procs->begin(), procs->end(), [&](auto const& p) { return p.pid == rec->pid; });
-    if (it == procs->end() || command_fingerprint(it->config.cmd, it->config.args) != rec->command_fingerprint)
-        co_return handle_ptr();
-    auto const epoch = core->current_pause_epoch();
-    auto stream =
-        co_await core->client->connect_process(target, detail::pid_selector(rec->pid), std::chrono::milliseconds(0));
-    if (!stream) {
-        if (stream.error() == errc::not_found) co_return handle_ptr();
-        co_return stream.error();
-    }
-    auto first = co_await (*stream)->next();
-    if (!first) {
-        if (first.error() == errc::not_found) co_return handle_ptr();
-        co_return first.error();
-    }
-    if (!*first || !std::holds_alternative<e2b::start_event>(**first)) co_return handle_ptr();
-    auto state =
-        std::make_shared<detail::e2b_process_state>(core, rec->pid, encode_process_ref(*rec), std::move(on_data));
-    core->register_process(state);
-    // A named lambda: g++ 12 destroys lambda/braced temporaries of a co_await
-    // full-expression twice.
-    auto begin_reading = [state, s = std::move(*stream), epoch]() mutable -> asio::awaitable<void> {
-        state->start_reader(std::move(s), epoch);
-        co_return;
-    };
-    co_await asio::co_spawn(state->strand, std::move(begin_reading), asio::use_awaitable);
-    co_return detail::make_process_handle(std::move(state));
+    return detail::run_attach_process(core_, std::move(ref), std::move(on_data));
 }
 
 }  // namespace prism_e2b

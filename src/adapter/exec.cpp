@@ -3,13 +3,12 @@
 // cancellation, output overflow).
 #include "adapter/exec.hpp"
 
-#include "adapter/process_state.hpp"
+#include "adapter/process_fsm.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -216,9 +215,9 @@ std::string make_process_tag(char const* prefix)
 
 asio::awaitable<result<exec_result>> run_exec(std::shared_ptr<e2b_sandbox_core> core, exec_file_request req)
 {
-    // Each exec runs on its own strand: its timer, stream and callbacks never race,
-    // while execs of one sandbox still run in parallel.
-    auto strand = asio::make_strand(core->executor);
+    // Every exec runs on the sandbox's strand: its timer, stream and callbacks
+    // never race, while execs of one sandbox still overlap at their I/O.
+    auto strand = core->strand;
     co_return co_await asio::co_spawn(strand, exec_body(std::move(core), std::move(req)), asio::use_awaitable);
 }
 

@@ -121,9 +121,10 @@ struct process_sessions_state : std::enable_shared_from_this<process_sessions_st
             co_return;
         }
         if (r.error() != errc::timed_out) co_return;
-        // Lifetime over: stop the process; its recorded end says how it ended.
-        co_await s->handle->kill();
-        auto w = co_await s->handle->wait(std::chrono::milliseconds(5000));
+        // Lifetime over: stop the process; kill() returns once its end is
+        // recorded, so the wait below only reads it.
+        if (auto k = co_await s->handle->kill(); !k) co_return;
+        auto w = co_await s->handle->wait(std::chrono::milliseconds(0));
         if (w) record_exit(*s, *w);
     }
 

@@ -1,208 +1,236 @@
-// The background reader of a long-running process and its process_handle.
+// The background reader of a long-running process and its process_handle:
+// they report stream events to the sandbox's fsm and perform its actions.
 #include "adapter/process_state.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <algorithm>
-
 namespace asio = boost::asio;
 
 namespace prism_e2b::detail {
 
-process_exit map_end_event(e2b::end_event const& end, bool kill_requested)
+// ---- e2b_sandbox_core: the parts that touch processes --------------------------
+
+result<e2b::envd_target> e2b_sandbox_core::activity_target(std::string_view operation)
 {
-    process_exit e;
-    e.status = end.status;
-    if (end.exited) {
-        e.exit_code = end.exit_code;
-        e.outcome = exit_outcome::exited;
-    } else if (kill_requested || end.status.find("signal") != std::string::npos) {
-        e.outcome = exit_outcome::killed;
-    } else {
-        e.outcome = exit_outcome::unknown;
-    }
-    if (e.status.empty() && end.error) e.status = *end.error;
-    return e;
+    std::lock_guard lk(mu);
+    auto t = fsm.activity(operation);
+    if (t) last_activity = std::chrono::system_clock::now();
+    return t;
 }
+
+void e2b_sandbox_core::perform(process_effects const& effects)
+{
+    std::vector<std::pair<std::shared_ptr<e2b_process_state>, process_actions>> todo;
+    {
+        std::lock_guard lk(mu);
+        for (auto const& [key, a] : effects) {
+            auto it = followed.find(key);
+            if (it == followed.end()) continue;
+            if (auto p = it->second.lock()) todo.emplace_back(std::move(p), a);
+        }
+    }
+    // Outside the lock: dropping the last reference removes the process from the fsm.
+    for (auto& [p, a] : todo) p->perform(a);
+}
+
+process_key e2b_sandbox_core::follow(std::uint32_t pid, std::shared_ptr<e2b_process_state> const& p)
+{
+    std::lock_guard lk(mu);
+    auto const key = fsm.process_added(pid);
+    followed.emplace(key, p);
+    return key;
+}
+
+// ---- e2b_process_state ------------------------------------------------------------
 
 e2b_process_state::e2b_process_state(std::shared_ptr<e2b_sandbox_core> c, std::uint32_t p, std::string r,
                                      output_callback cb)
-    : core(std::move(c)), pid(p), ref(std::move(r)), on_data(std::move(cb)), strand(asio::make_strand(core->executor))
+    : core(std::move(c)), pid(p), ref(std::move(r)), on_data(std::move(cb))
 {
+}
+
+e2b_process_state::~e2b_process_state()
+{
+    if (key == 0) return;
+    std::lock_guard lk(core->mu);
+    core->fsm.process_removed(key);
+    core->followed.erase(key);
+}
+
+process_fsm e2b_process_state::snapshot() const
+{
+    std::lock_guard lk(core->mu);
+    return core->fsm.process(key);
 }
 
 namespace {
 
+void start_reader(std::shared_ptr<e2b_process_state> const& self, std::unique_ptr<e2b::process_event_stream> stream);
+
+// The reader or re-attach owning `sig` is ending: it no longer owns the
+// process's I/O, so an action the fsm returns now (a re-attach) may start.
+// Before the transition, so no action finds the old owner still in place.
+void disown(e2b_process_state& self, std::shared_ptr<asio::cancellation_signal> const& sig)
+{
+    if (self.reader_cancel == sig) self.reader_cancel.reset();
+}
+
 // Follows the stream until the end event, a break or cancellation. Runs on the strand.
 asio::awaitable<void> read_events(std::shared_ptr<e2b_process_state> self,
-                                  std::unique_ptr<e2b::process_event_stream> stream, std::uint64_t epoch)
+                                  std::unique_ptr<e2b::process_event_stream> stream,
+                                  std::shared_ptr<asio::cancellation_signal> sig)
 {
     co_await asio::this_coro::throw_if_cancelled(false);
+    auto& core = *self->core;
+    auto const cancelled = [&]() -> asio::awaitable<bool> {
+        co_return (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
+    };
     for (;;) {
-        if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
-            co_return;  // emitted while no read was pending
+        if (co_await cancelled()) co_return;  // emitted while no read was pending
         auto r = co_await stream->next();
-        auto const cancelled =
-            (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
-        if (cancelled || self->released || self->exit) co_return;
-        if (!r) {
-            // A pause (ours) cuts streams; the process lives on after a memory
-            // resume, so this is not an outcome yet.
-            if (self->core->current_pause_epoch() != epoch || self->core->current_state() != sandbox_state::running) {
-                self->suspended = true;
-                co_return;
-            }
-            process_exit e;
-            e.outcome = self->kill_requested ? exit_outcome::killed : exit_outcome::unknown;
-            e.status = r.error().message();
-            self->finish(std::move(e));
-            co_return;
-        }
-        if (!*r) {
-            process_exit e;
-            e.outcome = self->kill_requested ? exit_outcome::killed : exit_outcome::unknown;
-            e.status = "stream ended without an end event";
-            self->finish(std::move(e));
+        if (co_await cancelled()) co_return;
+        if (!r || !*r) {
+            auto why = !r ? r.error().message() : std::string("stream ended without an end event");
+            disown(*self, sig);
+            self->perform(core.transition([&](sandbox_fsm& f) { return f.stream_broken(self->key, std::move(why)); }));
             co_return;
         }
         auto& ev = **r;
         if (auto* d = std::get_if<e2b::data_event>(&ev)) {
-            if (self->on_data && !d->bytes.empty())
+            if (!self->on_data || d->bytes.empty()) continue;
+            bool accepts = false;
+            {
+                std::lock_guard lk(core.mu);
+                accepts = core.fsm.process(self->key).accepts_data();
+            }
+            if (accepts)
                 self->on_data(d->stream == e2b::data_event::stream_kind::stderr_data ? output_stream::stderr_stream
                                                                                      : output_stream::stdout_stream,
                               d->bytes);
         } else if (auto* end = std::get_if<e2b::end_event>(&ev)) {
-            self->finish(map_end_event(*end, self->kill_requested));
+            disown(*self, sig);
+            self->perform(core.transition([&](sandbox_fsm& f) { return f.end_event(self->key, *end); }));
             co_return;
         }
     }
 }
 
-}  // namespace
-
-void e2b_process_state::start_reader(std::unique_ptr<e2b::process_event_stream> stream, std::uint64_t epoch)
+// Connects to the process again after a pause cut its stream. Runs on the strand.
+asio::awaitable<void> reattach(std::shared_ptr<e2b_process_state> self, std::shared_ptr<asio::cancellation_signal> sig)
 {
-    stop_reader();
-    suspended = false;
-    reader_epoch = epoch;
-    auto sig = std::make_shared<asio::cancellation_signal>();
-    reader_cancel = sig;
-    auto self = shared_from_this();
-    asio::co_spawn(strand, read_events(self, std::move(stream), epoch),
+    co_await asio::this_coro::throw_if_cancelled(false);
+    auto& core = *self->core;
+    auto target = core.activity_target("process.reattach");
+    if (!target) {
+        // Paused (or killed) again: the fsm waits for the next resume.
+        disown(*self, sig);
+        self->perform(core.transition([&](sandbox_fsm& f) { return f.reattach_failed(self->key, "not running"); }));
+        co_return;
+    }
+    auto s = co_await core.client->connect_process(*target, pid_selector(self->pid), std::chrono::milliseconds(0));
+    if (self->reader_cancel != sig) co_return;  // stopped (release, gone) meanwhile
+    disown(*self, sig);                         // this re-attach hands over to the reader
+    if (!s) {
+        auto why = s.error() == errc::not_found ? std::string("process is gone") : s.error().message();
+        self->perform(core.transition([&](sandbox_fsm& f) { return f.reattach_failed(self->key, std::move(why)); }));
+        co_return;
+    }
+    auto a = core.transition([&](sandbox_fsm& f) { return f.reattached(self->key); });
+    if (a.stop_reader) {
+        (*s)->close();
+        co_return;
+    }
+    start_reader(self, std::move(*s));
+}
+
+// Runs `op` on the strand, owned through reader_cancel (call on the strand):
+// stop_reader() cancels it, whether it reads or re-attaches.
+void spawn_owned(std::shared_ptr<e2b_process_state> const& self, std::shared_ptr<asio::cancellation_signal> sig,
+                 asio::awaitable<void> op)
+{
+    self->reader_cancel = sig;
+    asio::co_spawn(self->core->strand, std::move(op),
                    asio::bind_cancellation_slot(sig->slot(), [self, sig](std::exception_ptr) {
                        // Completion runs on the strand: the reader is done.
                        if (self->reader_cancel == sig) self->reader_cancel.reset();
                    }));
 }
 
-void e2b_process_state::stop_reader()
+void stop_reader(e2b_process_state& self)
 {
-    if (auto sig = std::exchange(reader_cancel, nullptr)) sig->emit(asio::cancellation_type::terminal);
+    if (auto sig = std::exchange(self.reader_cancel, nullptr)) sig->emit(asio::cancellation_type::terminal);
 }
 
-void e2b_process_state::finish(process_exit e)
+void start_reader(std::shared_ptr<e2b_process_state> const& self, std::unique_ptr<e2b::process_event_stream> stream)
 {
-    if (exit) return;
-    exit = std::move(e);
-    for (auto* t : waiters) t->cancel();
+    stop_reader(*self);
+    auto sig = std::make_shared<asio::cancellation_signal>();
+    spawn_owned(self, sig, read_events(self, std::move(stream), sig));
 }
 
-void e2b_process_state::on_gone(std::string why)
-{
-    asio::dispatch(strand, [self = shared_from_this(), why = std::move(why)]() mutable {
-        self->stop_reader();
-        self->suspended = false;
-        process_exit e;
-        e.outcome = exit_outcome::unknown;
-        e.status = std::move(why);
-        self->finish(std::move(e));
-    });
-}
+}  // namespace
 
-void e2b_process_state::on_resumed()
+asio::awaitable<void> e2b_process_state::follow(std::shared_ptr<e2b_process_state> self,
+                                                std::unique_ptr<e2b::process_event_stream> stream)
 {
-    auto self = shared_from_this();
-    asio::dispatch(strand, [self] {
-        if (!self->suspended || self->exit || self->released || self->reader_cancel) return;
-        // Owned like a reader: stop_reader() cancels the re-attach too.
-        auto sig = std::make_shared<asio::cancellation_signal>();
-        self->reader_cancel = sig;
-        asio::co_spawn(self->strand, reattach(self, sig),
-                       asio::bind_cancellation_slot(sig->slot(), [self, sig](std::exception_ptr) {
-                           if (self->reader_cancel == sig) self->reader_cancel.reset();
-                       }));
-    });
-}
-
-asio::awaitable<void> e2b_process_state::reattach(std::shared_ptr<e2b_process_state> self,
-                                                  std::shared_ptr<asio::cancellation_signal> sig)
-{
-    co_await asio::this_coro::throw_if_cancelled(false);
-    if (!self->suspended || self->exit || self->released) co_return;
-    auto target = self->core->activity_target("process.reattach");
-    if (!target) co_return;
-    auto const epoch = self->core->current_pause_epoch();
-    auto s =
-        co_await self->core->client->connect_process(*target, pid_selector(self->pid), std::chrono::milliseconds(0));
-    if (self->reader_cancel != sig || !self->suspended || self->exit || self->released)
-        co_return;                // cancelled (kill/release) or overtaken
-    self->reader_cancel.reset();  // this re-attach hands over to the reader
-    if (!s) {
-        process_exit e;
-        e.outcome = exit_outcome::unknown;
-        e.status = s.error() == errc::not_found ? "process is gone" : s.error().message();
-        self->finish(std::move(e));
+    self->key = self->core->follow(self->pid, self);
+    // A named lambda: g++ 12 destroys lambda/braced temporaries of a co_await
+    // full-expression twice.
+    auto begin_reading = [self, s = std::move(stream)]() mutable -> asio::awaitable<void> {
+        start_reader(self, std::move(s));
         co_return;
-    }
-    self->start_reader(std::move(*s), epoch);
+    };
+    co_await asio::co_spawn(self->core->strand, std::move(begin_reading), asio::use_awaitable);
 }
 
-void e2b_process_state::detach()
+void e2b_process_state::perform(process_actions a)
 {
-    asio::dispatch(strand, [self = shared_from_this()] {
-        self->released = true;
-        self->stop_reader();
+    if (!a.stop_reader && !a.reattach) return;
+    asio::dispatch(core->strand, [self = shared_from_this(), a] {
+        if (a.stop_reader) stop_reader(*self);
+        if (a.reattach && !self->reader_cancel) {
+            auto sig = std::make_shared<asio::cancellation_signal>();
+            spawn_owned(self, sig, reattach(self, sig));
+        }
     });
 }
 
 asio::awaitable<result<std::optional<process_exit>>> e2b_process_state::wait_exit(
     std::optional<std::chrono::milliseconds> timeout)
 {
+    co_await asio::this_coro::throw_if_cancelled(false);  // a cancelled wait is errc::cancelled
+    using clock = state_waiters::clock;
+    std::optional<clock::time_point> deadline;
+    if (timeout) deadline = clock::now() + *timeout;
     auto self = shared_from_this();
-    auto op = [self, timeout]() -> asio::awaitable<result<std::optional<process_exit>>> {
-        co_await asio::this_coro::throw_if_cancelled(false);
-        if (self->exit) co_return std::optional<process_exit>(*self->exit);
-        if (self->released)
+    auto op = [self, deadline]() -> asio::awaitable<result<std::optional<process_exit>>> {
+        auto settled = [&] {
+            auto p = self->snapshot();
+            return p.terminal() || p.phase() == process_phase::released;
+        };
+        auto w = co_await self->core->changes.wait_until(settled, deadline);
+        auto p = self->snapshot();
+        if (p.exit()) co_return std::optional<process_exit>(*p.exit());
+        if (p.phase() == process_phase::released)
             co_return error(errc::invalid_argument, "the process handle was released", {"process.wait"});
-        asio::steady_timer t(self->strand);
-        if (timeout)
-            t.expires_after(*timeout);
-        else
-            t.expires_at(asio::steady_timer::time_point::max());
-        if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
-            co_return error(errc::cancelled, "wait was cancelled; the process keeps running", {"process.wait"});
-        self->waiters.push_back(&t);
-        auto [ec] = co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-        std::erase(self->waiters, &t);
-        if (self->exit) co_return std::optional<process_exit>(*self->exit);
-        if (!ec) co_return std::optional<process_exit>();
+        if (w == wait_outcome::deadline_passed) co_return std::optional<process_exit>();
         co_return error(errc::cancelled, "wait was cancelled; the process keeps running", {"process.wait"});
     };
-    co_return co_await asio::co_spawn(strand, std::move(op), asio::use_awaitable);
+    co_return co_await asio::co_spawn(core->strand, std::move(op), asio::use_awaitable);
 }
 
 namespace {
 
-/// Thread safety: every operation hops onto the state's strand.
+/// Thread safety: every operation may run on any thread; lifecycle state
+/// lives in the sandbox's fsm.
 class e2b_process_handle final : public process_handle {
 public:
     explicit e2b_process_handle(std::shared_ptr<e2b_process_state> s) : s_(std::move(s)) {}
-    ~e2b_process_handle() override { s_->detach(); }
+    ~e2b_process_handle() override { release_now(); }
 
     std::uint32_t pid() const noexcept override { return s_->pid; }
     std::string const& ref() const noexcept override { return s_->ref; }
@@ -210,87 +238,54 @@ public:
     asio::awaitable<result<void>> write(std::string bytes) override
     {
         auto s = s_;
-        auto op = [s, bytes = std::move(bytes)]() mutable -> asio::awaitable<result<void>> {
-            if (auto r = usable(*s, "process.write"); !r) co_return r.error();
-            auto t = s->core->activity_target("process.write");
-            if (!t) co_return t.error();
-            co_return co_await s->core->client->send_stdin(*t, pid_selector(s->pid), std::move(bytes));
-        };
-        co_return co_await on_strand(std::move(op));
+        auto t = target(*s, "process.write");
+        if (!t) co_return t.error();
+        co_return co_await s->core->client->send_stdin(*t, pid_selector(s->pid), std::move(bytes));
     }
 
     asio::awaitable<result<void>> close_stdin() override
     {
         auto s = s_;
-        auto op = [s]() -> asio::awaitable<result<void>> {
-            if (auto r = usable(*s, "process.close_stdin"); !r) co_return r.error();
-            auto t = s->core->activity_target("process.close_stdin");
-            if (!t) co_return t.error();
-            co_return co_await s->core->client->close_stdin(*t, pid_selector(s->pid));
-        };
-        co_return co_await on_strand(std::move(op));
+        auto t = target(*s, "process.close_stdin");
+        if (!t) co_return t.error();
+        co_return co_await s->core->client->close_stdin(*t, pid_selector(s->pid));
     }
 
     asio::awaitable<result<void>> signal(process_signal sig) override
     {
         auto s = s_;
-        auto op = [s, sig]() -> asio::awaitable<result<void>> {
-            if (auto r = usable(*s, "process.signal"); !r) co_return r.error();
-            auto t = s->core->activity_target("process.signal");
-            if (!t) co_return t.error();
-            if (sig == process_signal::sigkill) s->kill_requested = true;
-            co_return co_await s->core->client->send_signal(*t, pid_selector(s->pid), sig);
-        };
-        co_return co_await on_strand(std::move(op));
+        auto t = target(*s, "process.signal");
+        if (!t) co_return t.error();
+        if (sig == process_signal::sigkill) s->core->transition([&](sandbox_fsm& f) { f.kill_sent(s->key); });
+        co_return co_await s->core->client->send_signal(*t, pid_selector(s->pid), sig);
     }
 
     asio::awaitable<result<void>> kill() override
     {
         co_await asio::this_coro::throw_if_cancelled(false);
         auto s = s_;
-        auto op = [s]() -> asio::awaitable<result<void>> {
-            if (s->exit) co_return result<void>();
-            if (s->released)
-                co_return error(errc::invalid_argument, "the process handle was released", {"process.kill"});
-            auto t = s->core->activity_target("process.kill");
-            if (!t) co_return t.error();
-            s->kill_requested = true;
-            auto k = co_await s->core->client->send_signal(*t, pid_selector(s->pid), process_signal::sigkill);
-            if (!k && k.error() != errc::not_found) {
-                s->kill_requested = false;
-                co_return k.error();
-            }
-            co_return result<void>();
-        };
-        auto r = co_await on_strand(std::move(op));
-        if (!r) co_return r;
-        // Give the reader a moment to see the end event, then stop it either way.
-        auto w = co_await s->wait_exit(
-            std::min<std::chrono::milliseconds>(s->core->limits.stop_grace, std::chrono::milliseconds(3000)));
-        auto op2 = [s]() -> asio::awaitable<result<void>> {
-            s->stop_reader();
-            if (!s->exit) {
-                process_exit e;
-                e.outcome = exit_outcome::killed;
-                e.status = "signal: killed";
-                s->finish(std::move(e));
-            }
-            co_return result<void>();
-        };
-        co_await on_strand(std::move(op2));
+        auto& core = *s->core;
+        if (s->snapshot().terminal()) co_return result<void>();
+        auto t = target(*s, "process.kill");
+        if (!t) co_return t.error();
+        core.transition([&](sandbox_fsm& f) { f.kill_sent(s->key); });
+        auto k = co_await core.client->send_signal(*t, pid_selector(s->pid), process_signal::sigkill);
+        if (!k && k.error() != errc::not_found) {
+            core.transition([&](sandbox_fsm& f) { f.kill_failed(s->key); });
+            co_return k.error();
+        }
+        // Wait for the reader to see the end, at most stop_grace; then record
+        // "killed" ourselves (the process had SIGKILL).
+        auto w = co_await s->wait_exit(core.limits.stop_grace);
         (void)w;
+        s->perform(core.transition([&](sandbox_fsm& f) { return f.kill_grace_over(s->key); }));
         co_return result<void>();
     }
 
     asio::awaitable<result<void>> release() override
     {
-        auto s = s_;
-        auto op = [s]() -> asio::awaitable<result<void>> {
-            s->released = true;
-            s->stop_reader();
-            co_return result<void>();
-        };
-        co_return co_await on_strand(std::move(op));
+        release_now();
+        co_return result<void>();
     }
 
     asio::awaitable<result<process_exit>> wait(std::optional<std::chrono::milliseconds> timeout) override
@@ -302,18 +297,16 @@ public:
     }
 
 private:
-    static result<void> usable(e2b_process_state const& s, char const* op)
+    // The envd target for an operation on a handle that was not released.
+    static result<e2b::envd_target> target(e2b_process_state& s, char const* op)
     {
-        if (s.released) return error(errc::invalid_argument, "the process handle was released", {op});
-        return {};
+        if (auto r = s.snapshot().usable(op); !r) return r.error();
+        return s.core->activity_target(op);
     }
 
-    // Not a coroutine on purpose: g++ 12 destroys a lambda temporary passed to
-    // a coroutine inside co_await twice.
-    template <class F>
-    asio::awaitable<result<void>> on_strand(F f)
+    void release_now()
     {
-        return asio::co_spawn(s_->strand, std::move(f), asio::use_awaitable);
+        s_->perform(s_->core->transition([&](sandbox_fsm& f) { return f.released(s_->key); }));
     }
 
     std::shared_ptr<e2b_process_state> s_;

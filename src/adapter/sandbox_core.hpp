@@ -1,5 +1,6 @@
-// The shared state of one e2b_sandbox: configuration, lifecycle state, the
-// governor and the registry of live process readers. Private to the adapter.
+// The shared state of one e2b_sandbox: configuration, the lifecycle state
+// machine, the governor and the I/O objects of the processes it follows.
+// Private to the adapter.
 #ifndef PRISM_E2B_ADAPTER_SANDBOX_CORE_HPP
 #define PRISM_E2B_ADAPTER_SANDBOX_CORE_HPP
 
@@ -10,16 +11,20 @@
 #include <prism_e2b/redactor.hpp>
 #include <prism_e2b/sandbox.hpp>
 
+#include "adapter/sandbox_fsm.hpp"
+#include "adapter/state_waiters.hpp"
+
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/strand.hpp>
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
-#include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace prism_e2b::detail {
@@ -35,12 +40,19 @@ inline e2b::process_selector pid_selector(std::uint32_t pid)
     return s;
 }
 
-/// Thread safety: the fields under "guarded by mu" are only touched with `mu`
-/// held, and `mu` is never held across a suspension. Everything else is set
-/// before the core is shared and is immutable afterwards.
+/// Thread safety: `fsm` and the fields under "guarded by mu" are only touched
+/// with `mu` held, and `mu` is never held across a suspension or while an
+/// action is performed. Readers, their cancellation and every waiter live on
+/// `strand` (one per sandbox). Everything else is set before the core is
+/// shared and is immutable afterwards.
 struct e2b_sandbox_core : std::enable_shared_from_this<e2b_sandbox_core> {
     e2b_sandbox_core(boost::asio::any_io_executor ex, std::shared_ptr<e2b::client> c, sandbox_limits lim)
-        : executor(std::move(ex)), client(std::move(c)), limits(lim), governor(lim)
+        : executor(std::move(ex)),
+          strand(boost::asio::make_strand(executor)),
+          changes(strand),
+          client(std::move(c)),
+          limits(lim),
+          governor(lim)
     {
     }
     /// Forgotten by the host: the sandbox's token stops being a live secret
@@ -51,6 +63,8 @@ struct e2b_sandbox_core : std::enable_shared_from_this<e2b_sandbox_core> {
     }
 
     boost::asio::any_io_executor executor;
+    boost::asio::strand<boost::asio::any_io_executor> strand;
+    state_waiters changes;  ///< notified after every state change that someone may wait for
     std::shared_ptr<e2b::client> client;
     std::string id;
     std::string template_name;
@@ -64,24 +78,35 @@ struct e2b_sandbox_core : std::enable_shared_from_this<e2b_sandbox_core> {
 
     mutable std::mutex mu;
     // -- guarded by mu --
-    sandbox_state state = sandbox_state::running;
-    std::optional<snapshot_kind> paused_kind;  ///< known only when this object paused it
-    e2b::envd_target target;
-    bool rebooted = false;                      ///< a filesystem-only pause happened under this object
-    std::set<std::uint32_t> pids_since_reboot;  ///< pids this object started since the last reboot
-    std::uint64_t pause_epoch = 0;              ///< bumped before every pause call
-    bool kill_started = false;
+    sandbox_fsm fsm;
     std::chrono::system_clock::time_point started_at{};
     std::chrono::system_clock::time_point last_activity{};
-    std::vector<std::weak_ptr<e2b_process_state>> live;
+    std::map<process_key, std::weak_ptr<e2b_process_state>> followed;
 
     /// For activity (exec, process I/O): the envd target, or errc::paused /
     /// errc::not_found (killed) without any vendor call. Touches last_activity.
     result<e2b::envd_target> activity_target(std::string_view operation);
-    std::uint64_t current_pause_epoch() const;
-    sandbox_state current_state() const;
-    void register_process(std::shared_ptr<e2b_process_state> const& p);
-    std::vector<std::shared_ptr<e2b_process_state>> live_processes();
+    /// Runs `event` on the fsm under `mu`, wakes the waiters and returns what
+    /// the event returned (actions for the caller to perform).
+    template <class Event>
+    auto transition(Event event)
+    {
+        std::unique_lock lk(mu);
+        if constexpr (std::is_void_v<decltype(event(fsm))>) {
+            event(fsm);
+            lk.unlock();
+            changes.notify_all();
+        } else {
+            auto out = event(fsm);
+            lk.unlock();
+            changes.notify_all();
+            return out;
+        }
+    }
+    /// Performs what a sandbox event asks of its processes.
+    void perform(process_effects const& effects);
+    /// Follows a process: adds it to the fsm and returns its key.
+    process_key follow(std::uint32_t pid, std::shared_ptr<e2b_process_state> const& p);
     void log(log_level level, std::string_view line) const { log_redacted(logger, level, line); }
 };
 

@@ -142,6 +142,17 @@ asio::awaitable<result<exec_permit>> exec_governor::acquire()
     return run(state_);
 }
 
+result<void> exec_governor::admit()
+{
+    std::lock_guard lock(state_->mutex);
+    if (state_->admitted >= state_->limits.max_commands)
+        return error(errc::limit_exceeded,
+                     "max_commands = " + std::to_string(state_->limits.max_commands) + " commands already admitted",
+                     {"admit"});
+    ++state_->admitted;
+    return {};
+}
+
 std::uint32_t exec_governor::commands_admitted() const noexcept
 {
     std::lock_guard lock(state_->mutex);

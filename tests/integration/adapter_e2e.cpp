@@ -6,6 +6,7 @@
 #include <prism_e2b/process_sessions.hpp>
 
 #include "coro_helpers.hpp"
+#include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
 
@@ -77,13 +78,9 @@ asio::awaitable<std::string> sh(std::shared_ptr<e2b_sandbox> sb, std::string scr
 /// True once the process whose pid sits in `pidfile` is gone.
 asio::awaitable<bool> process_gone(std::shared_ptr<e2b_sandbox> sb, std::string pidfile)
 {
-    for (int i = 0; i < 100; ++i) {
-        auto out =
-            co_await sh(sb, "p=$(cat " + pidfile + "); if kill -0 $p 2>/dev/null; then echo alive; else echo gone; fi");
-        if (out == "gone") co_return true;
-        co_await sleep_for(std::chrono::milliseconds(50));
-    }
-    co_return false;
+    auto const script = "p=$(cat " + pidfile + "); if kill -0 $p 2>/dev/null; then echo alive; else echo gone; fi";
+    auto const gone = [&]() -> asio::awaitable<bool> { co_return co_await sh(sb, script) == "gone"; };
+    co_return co_await async_eventually(gone, std::chrono::seconds(10));
 }
 
 constexpr auto long_test = std::chrono::seconds(120);
@@ -312,8 +309,8 @@ BOOST_AUTO_TEST_CASE(fan_out_200_execs_never_exceed_max_concurrent_execs)
                                    ++done;
                                });
             }
-            for (int i = 0; i < 2400 && done < 200; ++i) co_await sleep_for(std::chrono::milliseconds(50));
-            BOOST_TEST(done.load() == 200);
+            auto const all_done = [&] { return done.load() == 200; };
+            BOOST_TEST(co_await async_eventually(all_done, std::chrono::seconds(120)));
             BOOST_TEST(ok.load() == 200);
             auto const peak = f.server().peak_concurrent_execs(sb->id());
             BOOST_TEST(peak <= 8u);
@@ -397,8 +394,8 @@ BOOST_AUTO_TEST_CASE(processes_io_attach_after_memory_and_filesystem_pause)
                 auto v24_ = co_await (*cat)->write("ping\n");
                 BOOST_TEST(v24_.has_value());
             }
-            for (int i = 0; i < 100 && out.get() != "ping\n"; ++i) co_await sleep_for(std::chrono::milliseconds(20));
-            BOOST_TEST(out.get() == "ping\n");
+            auto const echoed = [&] { return out.get() == "ping\n"; };
+            BOOST_TEST(co_await async_eventually(echoed, std::chrono::seconds(10)), out.get());
             {
                 auto v25_ = co_await (*cat)->close_stdin();
                 BOOST_TEST(v25_.has_value());

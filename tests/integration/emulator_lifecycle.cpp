@@ -1,6 +1,7 @@
 // prism-e2b-local lifecycle: memory pause freezes and resume continues the
 // stream; filesystem pause kills and resume reboots; expiry; paused sandboxes
 // never expire; connect 200/201 and timeout extension.
+#include "eventually.hpp"
 #include "local_server_fixture.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -50,6 +51,30 @@ long read_counter(event_stream& s, int n, std::string& carry, long& last)
     return last;
 }
 
+/// Whether the kernel holds `pid` frozen the way the server says it paused it:
+/// its cgroup v1 freezer reports FROZEN, or (SIGSTOP fallback) it is stopped.
+bool kernel_holds_frozen(std::int64_t pid, std::string const& pause_kind)
+{
+    auto const proc = "/proc/" + std::to_string(pid);
+    if (pause_kind == "sigstop") {
+        std::ifstream in(proc + "/stat");
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        auto const close = text.rfind(')');
+        return close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'T';
+    }
+    if (pause_kind != "cgroup-freezer") return false;
+    std::ifstream groups(proc + "/cgroup");
+    for (std::string line; std::getline(groups, line);) {
+        auto const at = line.find(":freezer:");
+        if (at == std::string::npos) continue;
+        std::ifstream state("/sys/fs/cgroup/freezer" + line.substr(at + 9) + "/freezer.state");
+        std::string word;
+        state >> word;
+        return word == "FROZEN";
+    }
+    return false;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(test_emulator_lifecycle)
@@ -63,7 +88,8 @@ BOOST_AUTO_TEST_CASE(memory_pause_freezes_and_resume_continues_the_stream)
     BOOST_REQUIRE_EQUAL(s.status(), 200);
     auto start = s.next_event();
     BOOST_REQUIRE(start);
-    BOOST_TEST((*start)["event"].as_object().contains("start"));
+    BOOST_REQUIRE((*start)["event"].as_object().contains("start"));
+    auto const pid = (*start)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>();
     std::string carry;
     long last = -1;
     read_counter(s, 3, carry, last);
@@ -77,13 +103,13 @@ BOOST_AUTO_TEST_CASE(memory_pause_freezes_and_resume_continues_the_stream)
     raw_http c(f.port());
     BOOST_TEST(c.request("GET", "/health", {}, envd_headers(sb)).status == 502);
 
-    // Frozen: nothing arrives for a while (the stream stays open).
-    {
-        raw_http probe(f.port());
-        std::this_thread::sleep_for(std::chrono::milliseconds(400));
-    }
+    // Frozen: the kernel holds the process (it cannot emit anything), and the
+    // stream stays open: the counter continues without a gap after the resume.
     auto frozen_info = info(f, sb);
     BOOST_TEST(std::string(frozen_info["state"].as_string()) == "paused");
+    auto const kind = std::string(frozen_info["pauseKind"].as_string());
+    auto const frozen = [&] { return kernel_holds_frozen(pid, kind); };  // a SIGSTOP lands asynchronously
+    BOOST_TEST(eventually(frozen, std::chrono::seconds(5)), "pid " << pid << " is not frozen (" << kind << ")");
 
     raw_http c2(f.port());
     auto r = c2.request("POST", "/sandboxes/" + sb.id + "/connect", R"({"timeout":60})", api_headers(f));

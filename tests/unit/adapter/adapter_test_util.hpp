@@ -5,6 +5,7 @@
 #include <prism_e2b/e2b_sandbox.hpp>
 
 #include "coro_helpers.hpp"
+#include "eventually.hpp"
 #include "fake_e2b_client.hpp"
 #include "run_coro.hpp"
 
@@ -50,6 +51,14 @@ inline label_map L(std::initializer_list<std::pair<char const*, char const*>> l)
     label_map m;
     for (auto const& [k, v] : l) m.emplace(k, v);
     return m;
+}
+
+/// Whether the sandbox admitted at least `n` commands (status().command_count),
+/// queued ones included: a predicate for async_eventually.
+inline asio::awaitable<bool> admitted_at_least(e2b_sandbox& sb, std::uint32_t n)
+{
+    auto s = co_await sb.status();
+    co_return s && s->command_count >= n;
 }
 
 inline e2b_sandbox_options fake_options(std::shared_ptr<fake_e2b_client> fake)

@@ -173,8 +173,13 @@ BOOST_AUTO_TEST_CASE(a_refused_make_dir_falls_back_to_root_once)
 {
     auto fake = std::make_shared<fake_e2b_client>();
     fake->fail_next("make_dir", error(errc::permission_denied, "denied", {"filesystem.MakeDir", 403}));
-    auto r = run_coro([&](auto ex) { return create_e2b_sandbox(ex, fake_options(fake)); });
-    BOOST_REQUIRE(r.has_value());
+    // The sandbox is dropped inside: it must not outlive its io_context.
+    auto created = run_coro([&](auto ex) -> asio::awaitable<bool> {
+        auto o = fake_options(fake);
+        auto r = co_await create_e2b_sandbox(ex, std::move(o));
+        co_return r.has_value();
+    });
+    BOOST_REQUIRE(created);
     BOOST_TEST(fake->call_names() == N({"create_sandbox", "make_dir", "start_process"}),
                boost::test_tools::per_element());
     auto p = fake->start_params().at(0);
@@ -437,8 +442,8 @@ BOOST_AUTO_TEST_CASE(a_concurrent_kill_waits_for_the_one_in_flight)
         std::optional<result<void>> first;
         asio::co_spawn(ex, sb->kill(), [&](std::exception_ptr, result<void> r) { first = r; });
         auto second = co_await sb->kill();
-        for (int i = 0; i < 200 && !first; ++i) co_await sleep_for(std::chrono::milliseconds(5));
-        BOOST_TEST_REQUIRE(first.has_value());
+        auto const first_done = [&] { return first.has_value(); };
+        BOOST_TEST_REQUIRE(co_await async_eventually(first_done));
         // Whichever ran first got the failure; the waiting one retried and succeeded.
         BOOST_TEST((first->has_value() != second.has_value()));
         auto const& failed = first->has_value() ? second : *first;
@@ -449,8 +454,9 @@ BOOST_AUTO_TEST_CASE(a_concurrent_kill_waits_for_the_one_in_flight)
         std::optional<result<void>> a;
         asio::co_spawn(ex, other->kill(), [&](std::exception_ptr, result<void> r) { a = r; });
         auto b = co_await other->kill();
-        co_await sleep_for(std::chrono::milliseconds(20));
-        BOOST_TEST((a.has_value() && a->has_value() && b.has_value()));
+        auto const a_done = [&] { return a.has_value(); };
+        BOOST_TEST_REQUIRE(co_await async_eventually(a_done));
+        BOOST_TEST((a->has_value() && b.has_value()));
         BOOST_TEST(fake->count("kill_sandbox") == 3u);  // one more, not two
     });
 }
@@ -483,7 +489,9 @@ BOOST_AUTO_TEST_CASE(status_reports_template_times_and_command_count)
         BOOST_TEST(s0->template_name == "tmpl");
         BOOST_TEST(s0->command_count == 0u);
         BOOST_TEST((s0->started_at >= before));
-        co_await sleep_for(std::chrono::milliseconds(5));
+        // The clock must move past the first activity (its resolution is finite).
+        auto const later = [&] { return std::chrono::system_clock::now() > s0->last_activity_at; };
+        BOOST_TEST_REQUIRE(co_await async_eventually(later));
         co_await sb->exec(shell("true"));
         co_await sb->exec_file(argv("/bin/true"));
         auto s1 = co_await sb->status();

@@ -250,14 +250,20 @@ BOOST_AUTO_TEST_CASE(concurrent_execs_are_capped_by_the_governor)
         int done = 0;
         for (int i = 0; i < 6; ++i)
             asio::co_spawn(ex, sb->exec_file(argv("/bin/sleep", "60")), [&](std::exception_ptr, auto) { ++done; });
-        co_await sleep_for(std::chrono::milliseconds(50));
-        BOOST_TEST(fake->count("start_process") == 2u);  // the rest wait for a slot
+        // All six admitted, two started: the other four wait for a slot, which
+        // only an ending process frees.
+        auto const all_admitted = [&]() { return admitted_at_least(*sb, 6); };
+        BOOST_TEST_REQUIRE(co_await async_eventually(all_admitted));
+        BOOST_TEST(fake->count("start_process") == 2u);
         for (std::uint32_t pid = 100; pid < 106; ++pid) {
             fake->end_process(pid, 0);
-            co_await sleep_for(std::chrono::milliseconds(20));
+            // Each end frees one slot for the next queued exec (pids follow start order).
+            auto const started = std::min<std::size_t>(6, pid - 100 + 3);
+            auto const next_started = [&] { return fake->count("start_process") == started; };
+            BOOST_TEST_REQUIRE(co_await async_eventually(next_started));
         }
-        for (int i = 0; i < 100 && done < 6; ++i) co_await sleep_for(std::chrono::milliseconds(10));
-        BOOST_TEST(done == 6);
+        auto const all_done = [&] { return done == 6; };
+        BOOST_TEST(co_await async_eventually(all_done));
         BOOST_TEST(fake->count("start_process") == 6u);
     });
 }
@@ -271,15 +277,17 @@ BOOST_AUTO_TEST_CASE(a_pause_while_queued_for_a_slot_fails_the_exec_without_a_ca
         std::optional<result<exec_result>> first, queued;
         asio::co_spawn(ex, sb->exec_file(argv("/bin/sleep", "60")),
                        [&](std::exception_ptr, result<exec_result> r) { first = std::move(r); });
-        co_await sleep_for(std::chrono::milliseconds(20));
+        auto const first_started = [&] { return fake->count("start_process") == 1u; };
+        BOOST_TEST_REQUIRE(co_await async_eventually(first_started));
         asio::co_spawn(ex, sb->exec(shell("true")),
                        [&](std::exception_ptr, result<exec_result> r) { queued = std::move(r); });
-        co_await sleep_for(std::chrono::milliseconds(20));
+        auto const second_queued = [&]() { return admitted_at_least(*sb, 2); };
+        BOOST_TEST_REQUIRE(co_await async_eventually(second_queued));
         auto p = co_await sb->pause(keep_memory);
         BOOST_TEST(p.has_value());
         fake->end_process(100, 0);  // frees the slot (as if it finished before the pause)
-        for (int i = 0; i < 200 && !queued; ++i) co_await sleep_for(std::chrono::milliseconds(5));
-        BOOST_TEST_REQUIRE(queued.has_value());
+        auto const answered = [&] { return queued.has_value(); };
+        BOOST_TEST_REQUIRE(co_await async_eventually(answered));
         BOOST_TEST((!*queued && queued->error() == errc::paused));
         BOOST_TEST(fake->count("start_process") == 1u);
     });

@@ -36,15 +36,6 @@ private:
 };
 
 // Callers pass a named closure: no temporary lives across the co_await (g++ 12).
-template <class Pred>
-asio::awaitable<bool> eventually(Pred pred)
-{
-    for (int i = 0; i < 300; ++i) {
-        if (pred()) co_return true;
-        co_await sleep_for(std::chrono::milliseconds(5));
-    }
-    co_return pred();
-}
 
 }  // namespace
 
@@ -65,19 +56,21 @@ BOOST_AUTO_TEST_CASE(a_sandbox_without_processes_is_unsupported)
 
 BOOST_AUTO_TEST_CASE(session_limits_are_validated)
 {
-    asio::io_context ioc;
     auto fake = std::make_shared<fake_e2b_client>();
-    auto sb = run_coro([&](auto ex) { return make_sandbox(ex, fake); });
-    for (int i = 0; i < 4; ++i) {
-        process_sessions_options o;
-        o.sandbox = sb;
-        if (i == 0) o.limits.max_sessions = 33;
-        if (i == 1) o.limits.max_input_write = (1u << 20) + 1;
-        if (i == 2) o.limits.max_output_chunk = 0;
-        if (i == 3) o.limits.max_lifetime = std::chrono::hours(25);
-        auto r = process_sessions::create(ioc.get_executor(), o);
-        BOOST_TEST((!r && r.error() == errc::invalid_argument));
-    }
+    // Inside the io_context's run: the sandbox must not outlive it.
+    run_coro([&](auto ex) -> asio::awaitable<void> {
+        auto sb = co_await make_sandbox(ex, fake);
+        for (int i = 0; i < 4; ++i) {
+            process_sessions_options o;
+            o.sandbox = sb;
+            if (i == 0) o.limits.max_sessions = 33;
+            if (i == 1) o.limits.max_input_write = (1u << 20) + 1;
+            if (i == 2) o.limits.max_output_chunk = 0;
+            if (i == 3) o.limits.max_lifetime = std::chrono::hours(25);
+            auto r = process_sessions::create(ex, o);
+            BOOST_TEST((!r && r.error() == errc::invalid_argument));
+        }
+    });
 }
 
 BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
@@ -98,7 +91,7 @@ BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
         BOOST_TEST_REQUIRE(id.has_value());
         {
             auto const ready = [&] { return ps.output("alice", *id, 0, 100)->cursor == 4; };
-            BOOST_TEST(co_await eventually(ready));
+            BOOST_TEST(co_await async_eventually(ready));
         }
         auto p1 = ps.output("alice", *id, 0);
         BOOST_TEST_REQUIRE(p1.has_value());
@@ -117,7 +110,7 @@ BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
         BOOST_TEST(in.has_value());
         {
             auto const ready = [&] { return ps.output("alice", *id, cur)->data == "!"; };
-            BOOST_TEST(co_await eventually(ready));
+            BOOST_TEST(co_await async_eventually(ready));
         }
         auto info = ps.info("alice", *id);
         BOOST_TEST_REQUIRE(info.has_value());
@@ -127,7 +120,7 @@ BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
         BOOST_TEST(w->exit_code.value_or(-1) == 0);
         {
             auto const ready = [&] { return ps.output("alice", *id, cur + 1)->eof; };
-            BOOST_TEST(co_await eventually(ready));
+            BOOST_TEST(co_await async_eventually(ready));
         }
         auto bad = ps.output("alice", *id, cur + 100);
         BOOST_TEST((!bad && bad.error() == errc::invalid_argument));

@@ -28,15 +28,6 @@ std::vector<std::string> const& no_args()
 // A template (the closure is trivially destructible): a std::function temporary
 // built inside co_await would hit the g++ 12 double-destruction bug. Callers
 // still pass a named closure so no temporary lives across the co_await.
-template <class Pred>
-asio::awaitable<bool> eventually(Pred pred)
-{
-    for (int i = 0; i < 300; ++i) {
-        if (pred()) co_return true;
-        co_await sleep_for(std::chrono::milliseconds(5));
-    }
-    co_return pred();
-}
 
 // Named options: g++ 12 mis-destroys braced temporaries inside a co_await full-expression.
 pause_options const keep_memory{.keep_memory = true};
@@ -73,7 +64,7 @@ BOOST_AUTO_TEST_CASE(start_process_gives_a_non_secret_ref_and_streams_output)
         BOOST_TEST(w.has_value());
         {
             auto const ready = [&] { return out.get() == "hello"; };
-            BOOST_TEST(co_await eventually(ready));
+            BOOST_TEST(co_await async_eventually(ready));
         }
         auto c = co_await (*h)->close_stdin();
         BOOST_TEST(c.has_value());
@@ -170,7 +161,7 @@ BOOST_AUTO_TEST_CASE(release_detaches_and_attach_reconnects_by_ref)
         fake->push_event(100, stdout_event("after attach"));
         {
             auto const ready = [&] { return out.get() == "after attach"; };
-            BOOST_TEST(co_await eventually(ready));
+            BOOST_TEST(co_await async_eventually(ready));
         }
         fake->end_process(100, 0);
         auto e = co_await (*a)->wait(std::chrono::milliseconds(1000));
@@ -294,13 +285,12 @@ BOOST_AUTO_TEST_CASE(a_stream_cut_by_a_memory_pause_is_reattached_on_resume)
         co_await sb->resume();
         {
             auto const ready = [&] { return fake->count("connect_process") == 1u; };
-            BOOST_TEST(co_await eventually(ready));
+            BOOST_TEST(co_await async_eventually(ready));
         }
-        co_await sleep_for(std::chrono::milliseconds(20));
         fake->push_event(100, stdout_event("still here"));
         {
             auto const ready = [&] { return out.get() == "still here"; };
-            BOOST_TEST(co_await eventually(ready));
+            BOOST_TEST(co_await async_eventually(ready));
         }
         fake->end_process(100, 5);
         auto e = co_await (*h)->wait(std::chrono::milliseconds(2000));
@@ -358,6 +348,34 @@ BOOST_AUTO_TEST_CASE(process_io_on_a_paused_sandbox_is_paused_without_calls)
         co_await sb->resume();
         auto w2 = co_await (*h)->write("x");
         BOOST_TEST(w2.has_value());
+        co_await (*h)->kill();
+    });
+}
+
+BOOST_AUTO_TEST_CASE(start_process_counts_against_max_commands)
+{
+    // contract.md: a long-running process is a command like an exec.
+    auto fake = std::make_shared<fake_e2b_client>();
+    fake->script_next_process(process_script{});
+    fake->script_next_process(long_running());
+    run_coro([&](auto ex) -> asio::awaitable<void> {
+        e2b_sandbox_options o;
+        o.limits.max_commands = 2;
+        auto sb = co_await make_sandbox(ex, fake, o);
+        auto e = co_await sb->exec(shell("true"));
+        BOOST_TEST(e.has_value());
+        auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
+        BOOST_TEST_REQUIRE(h.has_value());
+        auto over = co_await sb->start_process(proc("/bin/sleep", "600"));
+        BOOST_TEST_REQUIRE(!over);
+        BOOST_TEST((over.error() == errc::limit_exceeded));
+        auto over_exec = co_await sb->exec(shell("true"));
+        BOOST_TEST_REQUIRE(!over_exec);
+        BOOST_TEST((over_exec.error() == errc::limit_exceeded));
+        auto st = co_await sb->status();
+        BOOST_TEST_REQUIRE(st.has_value());
+        BOOST_TEST(st->command_count == 2u);
+        BOOST_TEST(fake->count("start_process") == 2u);  // the refused ones made no call
         co_await (*h)->kill();
     });
 }

@@ -34,7 +34,8 @@ BOOST_AUTO_TEST_CASE(concurrent_operations_on_four_threads)
                 });
                 asio::co_spawn(ex, sb->status(), [&](std::exception_ptr, result<sandbox_status>) {});
             }
-            for (int i = 0; i < 1000 && done < 40; ++i) co_await sleep_for(std::chrono::milliseconds(5));
+            auto const all_done = [&] { return done.load() == 40; };
+            BOOST_TEST_REQUIRE(co_await async_eventually(all_done));
             BOOST_TEST(ok.load() == 40);
             auto st = co_await sb->status();
             BOOST_TEST(st->command_count == 40u);
@@ -59,10 +60,15 @@ BOOST_AUTO_TEST_CASE(concurrent_operations_on_four_threads)
                 for (int j = 0; j < 10; ++j)
                     asio::co_spawn(ex, ps->input("alice", id, "y"),
                                    [&](std::exception_ptr, result<void>) { ++writes; });
-            for (int i = 0; i < 1000 && writes < 40; ++i) co_await sleep_for(std::chrono::milliseconds(5));
+            auto const all_written = [&] { return writes.load() == 40; };
+            BOOST_TEST_REQUIRE(co_await async_eventually(all_written));
             auto k1 = sb->kill();
             auto k2 = sb->kill();
-            asio::co_spawn(ex, std::move(k1), [](std::exception_ptr, result<void>) {});
+            std::atomic<bool> k1_ok{false}, k1_done{false};
+            asio::co_spawn(ex, std::move(k1), [&](std::exception_ptr, result<void> r) {
+                k1_ok = r.has_value();
+                k1_done = true;
+            });
             auto r2 = co_await std::move(k2);
             BOOST_TEST(r2.has_value());
             for (auto const& id : ids) {
@@ -70,8 +76,10 @@ BOOST_AUTO_TEST_CASE(concurrent_operations_on_four_threads)
                 BOOST_TEST_REQUIRE(w.has_value());
                 BOOST_TEST(!w->exit_code.has_value());  // gone with the sandbox: unknown
             }
-            co_await sleep_for(std::chrono::milliseconds(20));
-            BOOST_TEST(fake->count("kill_sandbox") == 1u);
+            auto const first_kill_done = [&] { return k1_done.load(); };
+            BOOST_TEST_REQUIRE(co_await async_eventually(first_kill_done));
+            BOOST_TEST(k1_ok.load());
+            BOOST_TEST(fake->count("kill_sandbox") == 1u);  // two kills, one vendor call
         },
         std::chrono::seconds(60), 4);
 }
