@@ -98,6 +98,7 @@ void snapshot_store::open(fs::path dir)
 result<snapshot_record> snapshot_store::add(snapshot_record rec,
                                             std::function<result<void>(fs::path const& root)> const& fill)
 {
+    if (dir_.empty()) return error(errc::server_error, "the snapshot store is not open", {"snapshot"});
     rec.key = random_id(20);
     rec.created_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())

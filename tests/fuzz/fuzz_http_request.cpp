@@ -81,6 +81,8 @@ struct fixture {
         st->state_dir = dir;
         st->owns_state_dir = true;
         std::filesystem::create_directories(st->state_dir / "sandboxes");
+        st->templates_dir = st->state_dir / "templates";
+        st->snapshots.open(st->state_dir / "snapshots");
         std::atexit([] { std::filesystem::remove_all(the().st->state_dir); });
     }
 
@@ -107,7 +109,9 @@ struct fixture {
             usable = !sb->gone;
         }
         if (!usable) {
-            auto made = st->create_sandbox("base", {}, {}, std::chrono::hours(1), false, true, false);
+            template_spec base;
+            base.id = "base";
+            auto made = st->create_sandbox(base, {}, {}, std::chrono::hours(1), false, true, false);
             if (!made) std::abort();
             sb = *made;
         }
