@@ -1,6 +1,8 @@
 // The background reader of a long-running process and its process_handle.
 #include "adapter/process_state.hpp"
 
+#include "adapter/spawn_op.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -207,7 +209,29 @@ public:
     std::uint32_t pid() const noexcept override { return s_->pid; }
     std::string const& ref() const noexcept override { return s_->ref; }
 
-    asio::awaitable<result<void>> write(std::string bytes) override
+protected:
+    // The public async_x operations: each runs its coroutine below on the sandbox's executor.
+    void do_write(std::string bytes, completion_handler<void> h) override
+    {
+        spawn(write(std::move(bytes)), std::move(h));
+    }
+    void do_close_stdin(completion_handler<void> h) override { spawn(close_stdin(), std::move(h)); }
+    void do_signal(process_signal sig, completion_handler<void> h) override { spawn(signal(sig), std::move(h)); }
+    void do_kill(completion_handler<void> h) override { spawn(kill(), std::move(h)); }
+    void do_release(completion_handler<void> h) override { spawn(release(), std::move(h)); }
+    void do_wait(std::optional<std::chrono::milliseconds> timeout, completion_handler<process_exit> h) override
+    {
+        spawn(wait(timeout), std::move(h));
+    }
+
+private:
+    template <class T>
+    void spawn(asio::awaitable<result<T>> body, completion_handler<T> h)
+    {
+        spawn_op(s_->core->executor, std::move(body), std::move(h));
+    }
+
+    asio::awaitable<result<void>> write(std::string bytes)
     {
         auto s = s_;
         auto op = [s, bytes = std::move(bytes)]() mutable -> asio::awaitable<result<void>> {
@@ -219,7 +243,7 @@ public:
         co_return co_await on_strand(std::move(op));
     }
 
-    asio::awaitable<result<void>> close_stdin() override
+    asio::awaitable<result<void>> close_stdin()
     {
         auto s = s_;
         auto op = [s]() -> asio::awaitable<result<void>> {
@@ -231,7 +255,7 @@ public:
         co_return co_await on_strand(std::move(op));
     }
 
-    asio::awaitable<result<void>> signal(process_signal sig) override
+    asio::awaitable<result<void>> signal(process_signal sig)
     {
         auto s = s_;
         auto op = [s, sig]() -> asio::awaitable<result<void>> {
@@ -244,7 +268,7 @@ public:
         co_return co_await on_strand(std::move(op));
     }
 
-    asio::awaitable<result<void>> kill() override
+    asio::awaitable<result<void>> kill()
     {
         co_await asio::this_coro::throw_if_cancelled(false);
         auto s = s_;
@@ -282,7 +306,7 @@ public:
         co_return result<void>();
     }
 
-    asio::awaitable<result<void>> release() override
+    asio::awaitable<result<void>> release()
     {
         auto s = s_;
         auto op = [s]() -> asio::awaitable<result<void>> {
@@ -293,7 +317,7 @@ public:
         co_return co_await on_strand(std::move(op));
     }
 
-    asio::awaitable<result<process_exit>> wait(std::optional<std::chrono::milliseconds> timeout) override
+    asio::awaitable<result<process_exit>> wait(std::optional<std::chrono::milliseconds> timeout)
     {
         auto r = co_await s_->wait_exit(timeout);
         if (!r) co_return r.error();
