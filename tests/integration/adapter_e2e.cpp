@@ -8,6 +8,7 @@
 #include "coro_helpers.hpp"
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
+#include "sandbox_options.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -28,16 +29,6 @@ namespace {
 
 // Helpers are plain functions: g++ 12 double-destroys braced or lambda
 // temporaries that appear inside a co_await expression.
-e2b_sandbox_options server_options(local_server_fixture& f)
-{
-    e2b_sandbox_options o;
-    o.api_key = f.api_key();
-    o.client_options.api_url = f.api_url();
-    o.client_options.sandbox_url = f.sandbox_url();
-    o.client_options.max_retries = 0;
-    return o;
-}
-
 e2b_connect_options connect_options(local_server_fixture& f, std::string id)
 {
     e2b_connect_options o;

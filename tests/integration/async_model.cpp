@@ -7,6 +7,7 @@
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
+#include "sandbox_options.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -28,16 +29,6 @@ using namespace prism_e2b::test;
 namespace asio = boost::asio;
 
 namespace {
-
-e2b_sandbox_options server_options(local_server_fixture& f)
-{
-    e2b_sandbox_options o;
-    o.api_key = f.api_key();
-    o.client_options.api_url = f.api_url();
-    o.client_options.sandbox_url = f.sandbox_url();
-    o.client_options.max_retries = 0;
-    return o;
-}
 
 /// A client-side io_context run by one thread of its own, for the tokens that
 /// are used from outside any coroutine (use_future, callbacks).
