@@ -88,7 +88,7 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
                         o.limits.max_concurrent_execs = static_cast<std::uint32_t>(cfg.concurrency);
                         o.limits.max_commands = sandbox_limit_caps::max_commands;
                         auto const t0 = std::chrono::steady_clock::now();
-                        auto r = co_await create_e2b_sandbox(ex, std::move(o));
+                        auto r = co_await async_create_e2b_sandbox(ex, std::move(o));
                         double const ms = to_ms(std::chrono::steady_clock::now() - t0);
                         {
                             std::lock_guard lock(samples_mutex);
@@ -103,7 +103,7 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
                         join.done();
                     },
                     asio::detached);
-            co_await join.wait();
+            co_await join.async_wait();
         }
         if (!first_failure.empty()) co_return first_failure;
 
@@ -134,7 +134,7 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
                             req.file = "/bin/bash";
                             req.args = {"-l", "-c", "/bin/true"};
                             auto const s0 = std::chrono::steady_clock::now();
-                            auto r = co_await sandboxes[i]->exec_file(std::move(req));
+                            auto r = co_await sandboxes[i]->async_exec_file(std::move(req));
                             double const ms = to_ms(std::chrono::steady_clock::now() - s0);
                             bool const ok = r && r->exit_code == 0;
                             {
@@ -148,13 +148,13 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
                         }
                     },
                     asio::detached);
-        co_await join.wait();
+        co_await join.async_wait();
         wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         cpu = sample_self().cpu_seconds() - cpu0.cpu_seconds();
         server_cpu = process_cpu_seconds(srv.server_pid) - server0;
         bar.finish();
         for (auto& s : sandboxes)
-            if (s) (void)co_await s->kill();
+            if (s) (void)co_await s->async_kill();
         co_return std::string{};
     });
     side.op("exec") = exec_ms;

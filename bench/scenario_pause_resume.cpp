@@ -106,7 +106,7 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
         o.client_options.api_url = proxy.url();
         o.client_options.sandbox_url = srv.sandbox_url;
         o.timeout = std::chrono::minutes(10);
-        auto created = co_await create_e2b_sandbox(ex, std::move(o));
+        auto created = co_await async_create_e2b_sandbox(ex, std::move(o));
         if (!created) co_return "create: " + created.error().to_string();
         auto sbx = *created;
         std::string failure;
@@ -121,7 +121,7 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
             pr.on_data = [ready](output_stream, std::string_view d) {
                 if (d.find("ready") != std::string_view::npos) *ready = true;
             };
-            auto proc = co_await sbx->start_process(std::move(pr));
+            auto proc = co_await sbx->async_start_process(std::move(pr));
             if (!proc) {
                 failure = "start holder: " + proc.error().to_string();
                 break;
@@ -137,7 +137,7 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
                 failure = "the memory holder did not report ready";
                 break;
             }
-            co_await (*proc)->release();
+            co_await (*proc)->async_release();
             proxy.take();
             struct step {
                 char const* name;
@@ -152,13 +152,13 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
                 if (s.pause) {
                     pause_options opts;
                     opts.keep_memory = s.memory;
-                    auto r = co_await sbx->pause(opts);
+                    auto r = co_await sbx->async_pause(opts);
                     if (!r || !r->is_paused()) {
                         failure = std::string(s.name) + ": " + (r ? "refused" : r.error().to_string());
                         break;
                     }
                 } else {
-                    auto r = co_await sbx->resume();
+                    auto r = co_await sbx->async_resume();
                     if (!r) {
                         failure = std::string(s.name) + ": " + r.error().to_string();
                         break;
@@ -176,7 +176,7 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
             bar.tick();
         }
         bar.finish();
-        auto k = co_await sbx->kill();
+        auto k = co_await sbx->async_kill();
         if (!k && failure.empty()) failure = "kill: " + k.error().to_string();
         co_return failure;
     });

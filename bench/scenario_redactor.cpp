@@ -79,12 +79,12 @@ std::string run_redactor(bench_config const& cfg, server_endpoint const& srv, sc
         std::shared_ptr<e2b_sandbox> sb;
         std::size_t admitted = 0;
         auto fresh_sandbox = [&]() -> asio::awaitable<std::string> {
-            if (sb) (void)co_await sb->kill();
+            if (sb) (void)co_await sb->async_kill();
             e2b_sandbox_options o;
             o.client = *client;
             o.timeout = std::chrono::minutes(10);
             o.limits.max_commands = sandbox_limit_caps::max_commands;
-            auto r = co_await create_e2b_sandbox(ex, std::move(o));
+            auto r = co_await async_create_e2b_sandbox(ex, std::move(o));
             if (!r) co_return "create: " + r.error().to_string();
             sb = *r;
             admitted = 0;
@@ -107,7 +107,7 @@ std::string run_redactor(bench_config const& cfg, server_endpoint const& srv, sc
                     exec_file_request req;
                     req.file = "/bin/true";
                     auto const t0 = std::chrono::steady_clock::now();
-                    auto r = co_await sb->exec_file(std::move(req));
+                    auto r = co_await sb->async_exec_file(std::move(req));
                     sides[s]->op("exec").push_back(to_ms(std::chrono::steady_clock::now() - t0));
                     if (!r)
                         failure = "exec: " + r.error().to_string();
@@ -126,7 +126,7 @@ std::string run_redactor(bench_config const& cfg, server_endpoint const& srv, sc
         }
         bar.finish();
         filler.resize(0);
-        (void)co_await sb->kill();
+        (void)co_await sb->async_kill();
         co_return failure;
     });
     for (int s = 0; s < 2; ++s) {

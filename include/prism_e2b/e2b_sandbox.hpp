@@ -3,6 +3,7 @@
 #ifndef PRISM_E2B_E2B_SANDBOX_HPP
 #define PRISM_E2B_E2B_SANDBOX_HPP
 
+#include <prism_e2b/async.hpp>
 #include <prism_e2b/capabilities.hpp>
 #include <prism_e2b/e2b/client.hpp>
 #include <prism_e2b/error.hpp>
@@ -13,7 +14,6 @@
 #include <prism_e2b/sandbox.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
 
 #include <chrono>
 #include <map>
@@ -98,9 +98,15 @@ struct e2b_connect_options {
 
 namespace detail {
 struct e2b_sandbox_core;
-}
+struct e2b_sandbox_access;
+}  // namespace detail
 
 /// One E2B sandbox as a disposable_sandbox with processes and pause/resume.
+/// Obtain one with async_create_e2b_sandbox or async_connect_e2b_sandbox.
+///
+/// Every operation is an async_x of the universal model (prism_e2b/async.hpp),
+/// inherited from disposable_sandbox, process_capable and pausable: any
+/// completion token, completion `void(result<T>)`, errors as values.
 ///
 /// exec/exec_file run under the exec_governor (max_commands, max_concurrent_execs,
 /// max_output_bytes, env caps). Activity never resumes: on a paused sandbox
@@ -108,28 +114,32 @@ struct e2b_sandbox_core;
 /// call. Processes (start_process) count against max_commands but take no
 /// governor slot: they are long-running by design; process_sessions caps them.
 ///
-/// Per-operation cancellation: terminal, on every operation. A cancelled exec
-/// stops its remote process (SIGKILL) and reports errc::cancelled.
+/// Per-operation cancellation: terminal, on every operation (bind a slot to the
+/// token). A cancelled exec stops its remote process (SIGKILL) and reports
+/// errc::cancelled; a cancelled vendor call (status, pause, resume, kill)
+/// reports errc::cancelled and may or may not have reached the vendor.
 ///
 /// Thread safety: every member may be called concurrently from any thread of a
 /// multi-threaded io_context. The lifecycle state is one state machine behind
 /// one mutex (never held across a suspension); every exec, process reader and
 /// output callback of one sandbox runs on that sandbox's strand (callbacks of
-/// one sandbox never run concurrently).
+/// one sandbox never run concurrently). Completion handlers run on their
+/// associated executor (co_await: the awaiting coroutine's), else on the sandbox's.
 ///
-/// Lifetime: destroying the object does not destroy the vendor sandbox (the host
-/// owns it; call kill()). A process reader keeps running while its handle
-/// lives. Destroy the object before its execution context (it holds a strand
-/// of it).
+/// Lifetime: the sandbox must outlive the operations started on it (hold the
+/// shared_ptr). Destroying the object does not destroy the vendor sandbox (the
+/// host owns it; call async_kill()), nor stop process readers: a reader belongs
+/// to its process_handle and keeps following output while the handle lives.
+/// Destroy the object before its execution context (it holds a strand of it).
 class PRISM_E2B_API e2b_sandbox final : public disposable_sandbox, public process_capable, public pausable {
 public:
-    explicit e2b_sandbox(
-        std::shared_ptr<detail::e2b_sandbox_core> core);  ///< built by create_e2b_sandbox / connect_e2b_sandbox
     ~e2b_sandbox() override;
     e2b_sandbox(e2b_sandbox const&) = delete;
     e2b_sandbox& operator=(e2b_sandbox const&) = delete;
 
     std::string const& id() const noexcept override;
+    /// The executor its operations run on (the one given to create/connect).
+    boost::asio::any_io_executor get_executor() const noexcept;
     sandbox_capabilities capabilities()
         const noexcept override;                  ///< as configured (e2b_default_capabilities() unless overridden)
     std::string const& workdir() const noexcept;  ///< the working directory (default cwd, workspace of process refs)
@@ -137,58 +147,114 @@ public:
     /// Labels as created, or the vendor metadata seen by connect.
     label_map const& labels() const noexcept;
 
-    boost::asio::awaitable<result<exec_result>> exec(
-        exec_request req) override;  ///< exec_file("/bin/sh", {"-c", command}); errors as exec_file
+    process_capable* processes() noexcept override { return this; }
+    pausable* pause_control() noexcept override { return this; }
+
+    /// The sandbox's metadata as the vendor reports it now (get_sandbox_info):
+    /// `result<label_map>`. Per-operation cancellation: terminal.
+    template <class CompletionToken = default_completion_token>
+    auto async_fetch_labels(CompletionToken&& token = {})
+    {
+        return detail::initiate<label_map>(std::forward<CompletionToken>(token),
+                                           [this](completion_handler<label_map> h) { do_fetch_labels(std::move(h)); });
+    }
+
+protected:
+    /// exec_file("/bin/sh", {"-c", command}); errors as do_exec_file.
+    void do_exec(exec_request req, completion_handler<exec_result> h) override;
     /// Errors: errc::paused (no vendor call), errc::not_found after kill(),
     /// invalid_argument/limit_exceeded from validate_command and the governor,
     /// limit_exceeded when output overflows (the process is SIGKILLed),
     /// errc::cancelled (the process is SIGKILLed). A timeout is not an error:
     /// outcome timed_out, no exit code. A cut stream: outcome unknown.
-    boost::asio::awaitable<result<exec_result>> exec_file(exec_file_request req) override;
+    void do_exec_file(exec_file_request req, completion_handler<exec_result> h) override;
     /// Refreshes the state from the vendor (get_sandbox_info) unless killed.
-    boost::asio::awaitable<result<sandbox_status>> status() override;
+    void do_status(completion_handler<sandbox_status> h) override;
     /// Pauses with memory; a 503 refusal is errc::service_busy.
-    boost::asio::awaitable<result<void>> stop(stop_options opts) override;
+    void do_stop(stop_options opts, completion_handler<void> h) override;
     /// Destroys the sandbox once; later calls make no vendor call.
-    boost::asio::awaitable<result<void>> kill() override;
+    void do_kill(completion_handler<void> h) override;
     /// kill(); with export_snapshot errc::unsupported and nothing is destroyed.
-    boost::asio::awaitable<result<void>> close(close_options opts) override;
-
-    process_capable* processes() noexcept override { return this; }
-    pausable* pause_control() noexcept override { return this; }
-
-    boost::asio::awaitable<result<std::unique_ptr<process_handle>>> start_process(process_request req)
-        override;  ///< starts a long-running process (not under the governor); paused: errc::paused
-    boost::asio::awaitable<result<std::unique_ptr<process_handle>>> attach_process(std::string ref,
-                                                                                   output_callback on_data) override;
-
+    void do_close(close_options opts, completion_handler<void> h) override;
+    /// Starts a long-running process (not under the governor); paused: errc::paused.
+    void do_start_process(process_request req, completion_handler<std::unique_ptr<process_handle>> h) override;
+    /// Re-attaches by ref; null when it cannot be attested.
+    void do_attach_process(std::string ref, output_callback on_data,
+                           completion_handler<std::unique_ptr<process_handle>> h) override;
     /// 204 paused, 409 already_paused, 503 refused_busy (state stays running).
-    boost::asio::awaitable<result<pause_outcome>> pause(pause_options opts) override;
+    void do_pause(pause_options opts, completion_handler<pause_outcome> h) override;
     /// Calls the vendor's connect with the configured timeout. After a
     /// filesystem-only pause this is a reboot: processes are gone and are not restarted.
-    boost::asio::awaitable<result<void>> resume() override;
-
-    /// The sandbox's metadata as the vendor reports it now (get_sandbox_info).
-    boost::asio::awaitable<result<label_map>> fetch_labels();
+    void do_resume(completion_handler<void> h) override;
+    /// Body of async_fetch_labels.
+    void do_fetch_labels(completion_handler<label_map> h);
 
 private:
+    friend struct detail::e2b_sandbox_access;
+    explicit e2b_sandbox(std::shared_ptr<detail::e2b_sandbox_core> core);
+
+    // The coroutines behind the do_x functions (run on the sandbox's executor).
+    boost::asio::awaitable<result<exec_result>> exec(exec_request req);
+    boost::asio::awaitable<result<exec_result>> exec_file(exec_file_request req);
+    boost::asio::awaitable<result<sandbox_status>> status();
+    boost::asio::awaitable<result<void>> stop(stop_options opts);
+    boost::asio::awaitable<result<void>> kill();
+    boost::asio::awaitable<result<void>> close(close_options opts);
+    boost::asio::awaitable<result<std::unique_ptr<process_handle>>> start_process(process_request req);
+    boost::asio::awaitable<result<std::unique_ptr<process_handle>>> attach_process(std::string ref,
+                                                                                   output_callback on_data);
+    boost::asio::awaitable<result<pause_outcome>> pause(pause_options opts);
+    boost::asio::awaitable<result<void>> resume();
+    boost::asio::awaitable<result<label_map>> fetch_labels();
+
     std::shared_ptr<detail::e2b_sandbox_core> core_;
 };
 
-/// Creates an E2B sandbox and its workdir.
+namespace detail {
+/// Body of async_create_e2b_sandbox.
+PRISM_E2B_API void do_create_e2b_sandbox(boost::asio::any_io_executor executor, e2b_sandbox_options options,
+                                         completion_handler<std::shared_ptr<e2b_sandbox>> h);
+/// Body of async_connect_e2b_sandbox.
+PRISM_E2B_API void do_connect_e2b_sandbox(boost::asio::any_io_executor executor, e2b_connect_options options,
+                                          completion_handler<std::shared_ptr<e2b_sandbox>> h);
+}  // namespace detail
+
+/// Creates an E2B sandbox and its workdir: `result<std::shared_ptr<e2b_sandbox>>`.
 ///
 /// Validates everything (client/api_key, limits, timeout, labels, template,
 /// workdir) before any vendor call. Sends autoResume disabled always, and
 /// autoPause true when on_timeout is pause. If set-up fails after the vendor
 /// created the sandbox, the sandbox is killed before the error is reported.
-PRISM_E2B_API boost::asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(
-    boost::asio::any_io_executor executor, e2b_sandbox_options options);
+/// The sandbox's operations run on `executor`. Per-operation cancellation:
+/// terminal; once the vendor created the sandbox, a set-up that fails because
+/// of it kills the sandbox before the error is reported.
+template <class CompletionToken = default_completion_token>
+auto async_create_e2b_sandbox(boost::asio::any_io_executor executor, e2b_sandbox_options options,
+                              CompletionToken&& token = {})
+{
+    return detail::initiate<std::shared_ptr<e2b_sandbox>>(
+        std::forward<CompletionToken>(token),
+        [](boost::asio::any_io_executor ex, e2b_sandbox_options o, completion_handler<std::shared_ptr<e2b_sandbox>> h) {
+            detail::do_create_e2b_sandbox(std::move(ex), std::move(o), std::move(h));
+        },
+        std::move(executor), std::move(options));
+}
 
 /// Connects to an existing sandbox: get_sandbox_info, then the label check (fail
 /// closed: errc::wrong_owner and no further call), then connect only when
-/// `resume` is true and the sandbox is paused.
-PRISM_E2B_API boost::asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> connect_e2b_sandbox(
-    boost::asio::any_io_executor executor, e2b_connect_options options);
+/// `resume` is true and the sandbox is paused. `result<std::shared_ptr<e2b_sandbox>>`.
+/// Per-operation cancellation: terminal.
+template <class CompletionToken = default_completion_token>
+auto async_connect_e2b_sandbox(boost::asio::any_io_executor executor, e2b_connect_options options,
+                               CompletionToken&& token = {})
+{
+    return detail::initiate<std::shared_ptr<e2b_sandbox>>(
+        std::forward<CompletionToken>(token),
+        [](boost::asio::any_io_executor ex, e2b_connect_options o, completion_handler<std::shared_ptr<e2b_sandbox>> h) {
+            detail::do_connect_e2b_sandbox(std::move(ex), std::move(o), std::move(h));
+        },
+        std::move(executor), std::move(options));
+}
 
 }  // namespace prism_e2b
 

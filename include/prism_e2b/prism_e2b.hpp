@@ -2,6 +2,7 @@
 #ifndef PRISM_E2B_PRISM_E2B_HPP
 #define PRISM_E2B_PRISM_E2B_HPP
 
+#include <prism_e2b/async.hpp>
 #include <prism_e2b/capabilities.hpp>
 #include <prism_e2b/e2b/client.hpp>
 #include <prism_e2b/e2b_sandbox.hpp>

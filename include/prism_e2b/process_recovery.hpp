@@ -4,10 +4,9 @@
 #ifndef PRISM_E2B_PROCESS_RECOVERY_HPP
 #define PRISM_E2B_PROCESS_RECOVERY_HPP
 
+#include <prism_e2b/async.hpp>
 #include <prism_e2b/export.hpp>
 #include <prism_e2b/process.hpp>
-
-#include <boost/asio/awaitable.hpp>
 
 #include <map>
 #include <memory>
@@ -19,13 +18,30 @@ class e2b_sandbox;
 
 /// Re-attaches processes by ref. A null handle means "cannot be attested or is
 /// gone"; it never carries an error text, so no backend detail leaks.
+///
+/// async_attach follows the universal model (prism_e2b/async.hpp): completion
+/// `void(result<std::unique_ptr<process_handle>>)`, a null handle (not an error)
+/// when the ref cannot be attested. Per-operation cancellation: terminal.
 class PRISM_E2B_API process_recovery_backend {
 public:
     virtual ~process_recovery_backend() = default;
-    virtual boost::asio::awaitable<std::unique_ptr<process_handle>> attach(
-        std::string ref,
-        output_callback on_data) = 0;  ///< the process behind `ref`, following its output with `on_data`; null when it
-                                       ///< cannot be attested or is gone
+    /// The process behind `ref`, following its output with `on_data`; null when
+    /// it cannot be attested or is gone.
+    template <class CompletionToken = default_completion_token>
+    auto async_attach(std::string ref, output_callback on_data, CompletionToken&& token = {})
+    {
+        return detail::initiate<std::unique_ptr<process_handle>>(
+            std::forward<CompletionToken>(token),
+            [this](std::string r, output_callback cb, completion_handler<std::unique_ptr<process_handle>> h) {
+                do_attach(std::move(r), std::move(cb), std::move(h));
+            },
+            std::move(ref), std::move(on_data));
+    }
+
+protected:
+    /// The compiled body of async_attach.
+    virtual void do_attach(std::string ref, output_callback on_data,
+                           completion_handler<std::unique_ptr<process_handle>> h) = 0;
 };
 
 /// What create_e2b_process_recovery_backend() checks before re-attaching.

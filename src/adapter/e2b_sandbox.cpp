@@ -7,6 +7,7 @@
 #include "adapter/exec.hpp"
 #include "adapter/lifecycle.hpp"
 #include "adapter/sandbox_core.hpp"
+#include "adapter/spawn_op.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -118,6 +119,20 @@ asio::awaitable<result<void>> make_workdir_as_root(e2b::client& client, e2b::env
 
 // ---- factories -------------------------------------------------------------
 
+namespace detail {
+
+/// The one way to build an e2b_sandbox (its constructor is private).
+struct e2b_sandbox_access {
+    static std::shared_ptr<e2b_sandbox> make(std::shared_ptr<e2b_sandbox_core> core)
+    {
+        return std::shared_ptr<e2b_sandbox>(new e2b_sandbox(std::move(core)));
+    }
+};
+
+}  // namespace detail
+
+namespace {
+
 asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::any_io_executor executor,
                                                                          e2b_sandbox_options options)
 {
@@ -181,7 +196,7 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::a
                         {"create", dir.error().http_status(), dir.error().vendor_code()});
     }
     core->log(log_level::info, "created sandbox " + core->id + " (template " + core->template_name + ")");
-    co_return std::make_shared<e2b_sandbox>(std::move(core));
+    co_return detail::e2b_sandbox_access::make(std::move(core));
 }
 
 asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> connect_e2b_sandbox(asio::any_io_executor executor,
@@ -225,7 +240,66 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> connect_e2b_sandbox(asio::
     // The same resume as e2b_sandbox::resume(): one envd-target merge rule.
     if (paused && options.resume)
         if (auto r = co_await detail::run_resume(core); !r) co_return r.error();
-    co_return std::make_shared<e2b_sandbox>(std::move(core));
+    co_return detail::e2b_sandbox_access::make(std::move(core));
+}
+
+}  // namespace
+
+void detail::do_create_e2b_sandbox(asio::any_io_executor executor, e2b_sandbox_options options,
+                                   completion_handler<std::shared_ptr<e2b_sandbox>> h)
+{
+    auto ex = executor;
+    detail::spawn_op(ex, create_e2b_sandbox(std::move(executor), std::move(options)), std::move(h));
+}
+
+void detail::do_connect_e2b_sandbox(asio::any_io_executor executor, e2b_connect_options options,
+                                    completion_handler<std::shared_ptr<e2b_sandbox>> h)
+{
+    auto ex = executor;
+    detail::spawn_op(ex, connect_e2b_sandbox(std::move(executor), std::move(options)), std::move(h));
+}
+
+// ---- e2b_sandbox: the public operations --------------------------------------
+// Each do_x runs its coroutine on the sandbox's executor (spawn_op.hpp).
+
+void e2b_sandbox::do_exec(exec_request req, completion_handler<exec_result> h)
+{
+    detail::spawn_op(core_->executor, exec(std::move(req)), std::move(h));
+}
+void e2b_sandbox::do_exec_file(exec_file_request req, completion_handler<exec_result> h)
+{
+    detail::spawn_op(core_->executor, exec_file(std::move(req)), std::move(h));
+}
+void e2b_sandbox::do_status(completion_handler<sandbox_status> h)
+{
+    detail::spawn_op(core_->executor, status(), std::move(h));
+}
+void e2b_sandbox::do_stop(stop_options opts, completion_handler<void> h)
+{
+    detail::spawn_op(core_->executor, stop(opts), std::move(h));
+}
+void e2b_sandbox::do_kill(completion_handler<void> h) { detail::spawn_op(core_->executor, kill(), std::move(h)); }
+void e2b_sandbox::do_close(close_options opts, completion_handler<void> h)
+{
+    detail::spawn_op(core_->executor, close(opts), std::move(h));
+}
+void e2b_sandbox::do_start_process(process_request req, completion_handler<std::unique_ptr<process_handle>> h)
+{
+    detail::spawn_op(core_->executor, start_process(std::move(req)), std::move(h));
+}
+void e2b_sandbox::do_attach_process(std::string ref, output_callback on_data,
+                                    completion_handler<std::unique_ptr<process_handle>> h)
+{
+    detail::spawn_op(core_->executor, attach_process(std::move(ref), std::move(on_data)), std::move(h));
+}
+void e2b_sandbox::do_pause(pause_options opts, completion_handler<pause_outcome> h)
+{
+    detail::spawn_op(core_->executor, pause(opts), std::move(h));
+}
+void e2b_sandbox::do_resume(completion_handler<void> h) { detail::spawn_op(core_->executor, resume(), std::move(h)); }
+void e2b_sandbox::do_fetch_labels(completion_handler<label_map> h)
+{
+    detail::spawn_op(core_->executor, fetch_labels(), std::move(h));
 }
 
 // ---- e2b_sandbox -----------------------------------------------------------
@@ -238,6 +312,7 @@ e2b_sandbox::~e2b_sandbox()
 }
 
 std::string const& e2b_sandbox::id() const noexcept { return core_->id; }
+asio::any_io_executor e2b_sandbox::get_executor() const noexcept { return core_->executor; }
 sandbox_capabilities e2b_sandbox::capabilities() const noexcept { return core_->caps; }
 std::string const& e2b_sandbox::workdir() const noexcept { return core_->workdir; }
 std::string const& e2b_sandbox::template_name() const noexcept { return core_->template_name; }

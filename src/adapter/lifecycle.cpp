@@ -72,7 +72,7 @@ asio::awaitable<result<pause_outcome>> run_pause(std::shared_ptr<e2b_sandbox_cor
         case e2b::pause_reply::kind::paused:
         case e2b::pause_reply::kind::already_paused: {
             auto const already = r->outcome == e2b::pause_reply::kind::already_paused;
-            out.result = already ? pause_outcome::kind::already_paused : pause_outcome::kind::paused;
+            out.what = already ? pause_outcome::kind::already_paused : pause_outcome::kind::paused;
             core->perform(core->transition([&](sandbox_fsm& f) { return f.pause_succeeded(out.snapshot, already); }));
             core->log(log_level::info,
                       "paused sandbox " + core->id + (opts.keep_memory ? " (memory)" : " (filesystem)"));
@@ -80,7 +80,7 @@ asio::awaitable<result<pause_outcome>> run_pause(std::shared_ptr<e2b_sandbox_cor
         }
         case e2b::pause_reply::kind::busy:
             // 503: nothing changed, the sandbox is still running. Not success.
-            out.result = pause_outcome::kind::refused_busy;
+            out.what = pause_outcome::kind::refused_busy;
             core->perform(core->transition([](sandbox_fsm& f) { return f.pause_refused(); }));
             core->log(log_level::warning, "pause of " + core->id + " refused (busy); still running");
             co_return out;

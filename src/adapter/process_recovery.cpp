@@ -4,6 +4,10 @@
 #include <prism_e2b/process_recovery.hpp>
 #include <prism_e2b/process_ref.hpp>
 
+#include "adapter/spawn_op.hpp"
+
+#include <boost/asio/system_executor.hpp>
+
 namespace asio = boost::asio;
 
 namespace prism_e2b {
@@ -18,7 +22,17 @@ public:
     {
     }
 
-    asio::awaitable<std::unique_ptr<process_handle>> attach(std::string ref, output_callback on_data) override
+protected:
+    void do_attach(std::string ref, output_callback on_data,
+                   completion_handler<std::unique_ptr<process_handle>> h) override
+    {
+        // No sandbox: the body completes with a null handle at once, on the system executor.
+        asio::any_io_executor ex = sandbox_ ? sandbox_->get_executor() : asio::any_io_executor(asio::system_executor());
+        detail::spawn_op(ex, attach(std::move(ref), std::move(on_data)), std::move(h));
+    }
+
+private:
+    asio::awaitable<result<std::unique_ptr<process_handle>>> attach(std::string ref, output_callback on_data)
     {
         using handle_ptr = std::unique_ptr<process_handle>;
         if (!sandbox_ || expect_.expected_sandbox_id.empty() || sandbox_->id() != expect_.expected_sandbox_id)
@@ -28,18 +42,17 @@ public:
             sandbox_->workdir() != expect_.expected_workspace)
             co_return handle_ptr();
         // Labels are attested by the vendor now, not by what we remember.
-        auto labels = co_await sandbox_->fetch_labels();
+        auto labels = co_await sandbox_->async_fetch_labels();
         if (!labels) co_return handle_ptr();
         for (auto const& [k, v] : expect_.expected_labels) {
             auto it = labels->find(k);
             if (it == labels->end() || it->second != v) co_return handle_ptr();
         }
-        auto h = co_await sandbox_->attach_process(std::move(ref), std::move(on_data));
+        auto h = co_await sandbox_->async_attach_process(std::move(ref), std::move(on_data));
         if (!h) co_return handle_ptr();  // never leak backend error text
         co_return std::move(*h);
     }
 
-private:
     std::shared_ptr<e2b_sandbox> sandbox_;
     e2b_process_recovery_expectations expect_;
 };

@@ -2,6 +2,8 @@
 // cursor-paged output, over any disposable_sandbox that offers processes.
 #include <prism_e2b/process_sessions.hpp>
 
+#include "adapter/spawn_op.hpp"
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -114,7 +116,7 @@ struct process_sessions_state : std::enable_shared_from_this<process_sessions_st
         co_await asio::this_coro::throw_if_cancelled(false);
         auto const left = lifetime - std::chrono::duration_cast<std::chrono::milliseconds>(
                                          std::chrono::steady_clock::now() - s->started);
-        auto r = co_await s->handle->wait(std::max(left, std::chrono::milliseconds(1)));
+        auto r = co_await s->handle->async_wait(std::max(left, std::chrono::milliseconds(1)));
         if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) co_return;
         if (r) {
             record_exit(*s, *r);
@@ -123,8 +125,8 @@ struct process_sessions_state : std::enable_shared_from_this<process_sessions_st
         if (r.error() != errc::timed_out) co_return;
         // Lifetime over: stop the process; kill() returns once its end is
         // recorded, so the wait below only reads it.
-        if (auto k = co_await s->handle->kill(); !k) co_return;
-        auto w = co_await s->handle->wait(std::chrono::milliseconds(0));
+        if (auto k = co_await s->handle->async_kill(); !k) co_return;
+        auto w = co_await s->handle->async_wait(std::chrono::milliseconds(0));
         if (w) record_exit(*s, *w);
     }
 
@@ -199,7 +201,7 @@ asio::awaitable<result<std::string>> process_sessions::start(std::string owner, 
         sink(which, data);
         if (user_cb) user_cb(which, data);
     };
-    auto h = co_await st->procs->start_process(std::move(req));
+    auto h = co_await st->procs->async_start_process(std::move(req));
     if (!h) {
         st->unreserve();
         co_return h.error();
@@ -222,9 +224,10 @@ asio::awaitable<result<std::string>> process_sessions::attach(std::string owner,
     s->owner = std::move(owner);
     std::unique_ptr<process_handle> h;
     if (st->recovery) {
-        h = co_await st->recovery->attach(std::move(ref), st->make_sink(s));
+        auto r = co_await st->recovery->async_attach(std::move(ref), st->make_sink(s));
+        if (r) h = std::move(*r);  // an error (cancellation) reads as "cannot be attested"
     } else {
-        auto r = co_await st->procs->attach_process(std::move(ref), st->make_sink(s));
+        auto r = co_await st->procs->async_attach_process(std::move(ref), st->make_sink(s));
         if (!r) {
             st->unreserve();
             co_return r.error();
@@ -272,14 +275,14 @@ asio::awaitable<result<void>> process_sessions::input(std::string owner, std::st
         co_return error(errc::limit_exceeded,
                         "input exceeds max_input_write (" + std::to_string(state_->limits.max_input_write) + ")",
                         {"process_sessions.input"});
-    co_return co_await (*s)->handle->write(std::move(bytes));
+    co_return co_await (*s)->handle->async_write(std::move(bytes));
 }
 
 asio::awaitable<result<void>> process_sessions::close_input(std::string owner, std::string id)
 {
     auto s = state_->find(owner, id, "process_sessions.close_input");
     if (!s) co_return s.error();
-    co_return co_await (*s)->handle->close_stdin();
+    co_return co_await (*s)->handle->async_close_stdin();
 }
 
 asio::awaitable<result<process_exit>> process_sessions::wait(std::string owner, std::string id,
@@ -291,7 +294,7 @@ asio::awaitable<result<process_exit>> process_sessions::wait(std::string owner, 
         std::lock_guard lk((*s)->mu);
         if ((*s)->exit) co_return *(*s)->exit;
     }
-    auto r = co_await (*s)->handle->wait(timeout);
+    auto r = co_await (*s)->handle->async_wait(timeout);
     if (r) detail::process_sessions_state::record_exit(**s, *r);
     co_return r;
 }
@@ -300,7 +303,7 @@ asio::awaitable<result<void>> process_sessions::signal(std::string owner, std::s
 {
     auto s = state_->find(owner, id, "process_sessions.signal");
     if (!s) co_return s.error();
-    co_return co_await (*s)->handle->signal(sig);
+    co_return co_await (*s)->handle->async_signal(sig);
 }
 
 asio::awaitable<result<void>> process_sessions::kill(std::string owner, std::string id)
@@ -308,9 +311,9 @@ asio::awaitable<result<void>> process_sessions::kill(std::string owner, std::str
     co_await asio::this_coro::throw_if_cancelled(false);
     auto s = state_->find(owner, id, "process_sessions.kill");
     if (!s) co_return s.error();
-    auto r = co_await (*s)->handle->kill();
+    auto r = co_await (*s)->handle->async_kill();
     if (r) {
-        auto w = co_await (*s)->handle->wait(std::chrono::milliseconds(0));
+        auto w = co_await (*s)->handle->async_wait(std::chrono::milliseconds(0));
         if (w) detail::process_sessions_state::record_exit(**s, *w);
     }
     co_return r;
@@ -325,7 +328,50 @@ asio::awaitable<result<void>> process_sessions::release(std::string owner, std::
         state_->sessions.erase(id);
     }
     state_->stop_watcher(*s);
-    co_return co_await (*s)->handle->release();
+    co_return co_await (*s)->handle->async_release();
+}
+
+// ---- the public async_x operations: each runs its coroutine on the registry's executor
+
+void process_sessions::do_start(std::string owner, process_request req, completion_handler<std::string> h)
+{
+    detail::spawn_op(state_->executor, start(std::move(owner), std::move(req)), std::move(h));
+}
+
+void process_sessions::do_attach(std::string owner, std::string ref, completion_handler<std::string> h)
+{
+    detail::spawn_op(state_->executor, attach(std::move(owner), std::move(ref)), std::move(h));
+}
+
+void process_sessions::do_input(std::string owner, std::string id, std::string bytes, completion_handler<void> h)
+{
+    detail::spawn_op(state_->executor, input(std::move(owner), std::move(id), std::move(bytes)), std::move(h));
+}
+
+void process_sessions::do_close_input(std::string owner, std::string id, completion_handler<void> h)
+{
+    detail::spawn_op(state_->executor, close_input(std::move(owner), std::move(id)), std::move(h));
+}
+
+void process_sessions::do_wait(std::string owner, std::string id, std::optional<std::chrono::milliseconds> timeout,
+                               completion_handler<process_exit> h)
+{
+    detail::spawn_op(state_->executor, wait(std::move(owner), std::move(id), std::move(timeout)), std::move(h));
+}
+
+void process_sessions::do_signal(std::string owner, std::string id, process_signal sig, completion_handler<void> h)
+{
+    detail::spawn_op(state_->executor, signal(std::move(owner), std::move(id), sig), std::move(h));
+}
+
+void process_sessions::do_kill(std::string owner, std::string id, completion_handler<void> h)
+{
+    detail::spawn_op(state_->executor, kill(std::move(owner), std::move(id)), std::move(h));
+}
+
+void process_sessions::do_release(std::string owner, std::string id, completion_handler<void> h)
+{
+    detail::spawn_op(state_->executor, release(std::move(owner), std::move(id)), std::move(h));
 }
 
 result<process_session_info> process_sessions::info(std::string const& owner, std::string const& id) const

@@ -2,6 +2,8 @@
 // they report stream events to the sandbox's fsm and perform its actions.
 #include "adapter/process_state.hpp"
 
+#include "adapter/spawn_op.hpp"
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -235,7 +237,29 @@ public:
     std::uint32_t pid() const noexcept override { return s_->pid; }
     std::string const& ref() const noexcept override { return s_->ref; }
 
-    asio::awaitable<result<void>> write(std::string bytes) override
+protected:
+    // The public async_x operations: each runs its coroutine below on the sandbox's executor.
+    void do_write(std::string bytes, completion_handler<void> h) override
+    {
+        spawn(write(std::move(bytes)), std::move(h));
+    }
+    void do_close_stdin(completion_handler<void> h) override { spawn(close_stdin(), std::move(h)); }
+    void do_signal(process_signal sig, completion_handler<void> h) override { spawn(signal(sig), std::move(h)); }
+    void do_kill(completion_handler<void> h) override { spawn(kill(), std::move(h)); }
+    void do_release(completion_handler<void> h) override { spawn(release(), std::move(h)); }
+    void do_wait(std::optional<std::chrono::milliseconds> timeout, completion_handler<process_exit> h) override
+    {
+        spawn(wait(timeout), std::move(h));
+    }
+
+private:
+    template <class T>
+    void spawn(asio::awaitable<result<T>> body, completion_handler<T> h)
+    {
+        spawn_op(s_->core->executor, std::move(body), std::move(h));
+    }
+
+    asio::awaitable<result<void>> write(std::string bytes)
     {
         auto s = s_;
         auto t = target(*s, "process.write");
@@ -243,7 +267,7 @@ public:
         co_return co_await s->core->client->send_stdin(*t, pid_selector(s->pid), std::move(bytes));
     }
 
-    asio::awaitable<result<void>> close_stdin() override
+    asio::awaitable<result<void>> close_stdin()
     {
         auto s = s_;
         auto t = target(*s, "process.close_stdin");
@@ -251,7 +275,7 @@ public:
         co_return co_await s->core->client->close_stdin(*t, pid_selector(s->pid));
     }
 
-    asio::awaitable<result<void>> signal(process_signal sig) override
+    asio::awaitable<result<void>> signal(process_signal sig)
     {
         auto s = s_;
         auto t = target(*s, "process.signal");
@@ -260,7 +284,7 @@ public:
         co_return co_await s->core->client->send_signal(*t, pid_selector(s->pid), sig);
     }
 
-    asio::awaitable<result<void>> kill() override
+    asio::awaitable<result<void>> kill()
     {
         co_await asio::this_coro::throw_if_cancelled(false);
         auto s = s_;
@@ -282,13 +306,13 @@ public:
         co_return result<void>();
     }
 
-    asio::awaitable<result<void>> release() override
+    asio::awaitable<result<void>> release()
     {
         release_now();
         co_return result<void>();
     }
 
-    asio::awaitable<result<process_exit>> wait(std::optional<std::chrono::milliseconds> timeout) override
+    asio::awaitable<result<process_exit>> wait(std::optional<std::chrono::milliseconds> timeout)
     {
         auto r = co_await s_->wait_exit(timeout);
         if (!r) co_return r.error();

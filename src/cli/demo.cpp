@@ -113,7 +113,7 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     co.client_options = target.client_options;
     co.labels = labels;
     co.timeout = std::chrono::minutes(10);
-    auto created = co_await create_e2b_sandbox(ex, std::move(co));
+    auto created = co_await async_create_e2b_sandbox(ex, std::move(co));
     if (!step.done(static_cast<bool>(created), created ? "id " + (*created)->id() : created.error().to_string()))
         co_return 1;
     auto sbx = *created;
@@ -122,7 +122,7 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     // Whatever happens next, the sandbox is killed at the end.
     auto finish = [&](int rc) -> asio::awaitable<int> {
         step.start("kill");
-        auto k1 = co_await sbx->kill();
+        auto k1 = co_await sbx->async_kill();
         step.done(static_cast<bool>(k1), k1 ? "sandbox destroyed" : k1.error().to_string());
         std::printf("%s: %d step(s) failed\n", step.failures() ? "FAILED" : "demo complete", step.failures());
         co_return step.failures() || rc ? 1 : 0;
@@ -144,7 +144,7 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
         }
         streamed.append(d);
     };
-    auto ran = co_await sbx->exec_file(std::move(er));
+    auto ran = co_await sbx->async_exec_file(std::move(er));
     bool ok = ran && ran->exit_code == 0 && streamed.find("hello from /workspace") != std::string::npos &&
               streamed.find("and from stderr") != std::string::npos;
     step.done(ok, ran ? "exit " + (ran->exit_code ? std::to_string(*ran->exit_code) : std::string("none"))
@@ -156,11 +156,11 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     pr.file = "/bin/sh";
     pr.args = {"-c", "while true; do echo tick; sleep 0.2; done"};
     pr.stdin_open = false;
-    auto proc = co_await sbx->start_process(std::move(pr));
+    auto proc = co_await sbx->async_start_process(std::move(pr));
     std::string ref;
     if (proc) {
         ref = (*proc)->ref();
-        (void)co_await (*proc)->release();
+        (void)co_await (*proc)->async_release();
     }
     std::uint32_t const pid = proc ? (*proc)->pid() : 0;
     ok = proc && ref.rfind(process_ref_prefix, 0) == 0;
@@ -173,8 +173,8 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     step.start("pause with memory");
     pause_options with_memory;
     with_memory.keep_memory = true;
-    auto p1 = co_await sbx->pause_control()->pause(with_memory);
-    ok = p1 && p1->result == pause_outcome::kind::paused && p1->snapshot == snapshot_kind::memory;
+    auto p1 = co_await sbx->pause_control()->async_pause(with_memory);
+    ok = p1 && p1->what == pause_outcome::kind::paused && p1->snapshot == snapshot_kind::memory;
     step.done(ok, p1 ? "HTTP " + std::to_string(p1->http_status) : p1.error().to_string());
 
     // 5. connect with a foreign owner fails closed
@@ -184,7 +184,7 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     wrong.client_options = target.client_options;
     wrong.sandbox_id = id;
     wrong.expected_labels = {{"app.owner", "mallory"}};
-    auto w = co_await connect_e2b_sandbox(ex, std::move(wrong));
+    auto w = co_await async_connect_e2b_sandbox(ex, std::move(wrong));
     step.done(!w && w.error() == errc::wrong_owner, w ? "connected (wrong!)" : "wrong_owner, nothing resumed");
 
     // 6. connect with the expected labels (stays paused)
@@ -195,12 +195,12 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     cn.sandbox_id = id;
     cn.expected_labels = {{"app.owner", "alice"}};
     cn.timeout = std::chrono::minutes(10);
-    auto again_r = co_await connect_e2b_sandbox(ex, std::move(cn));
+    auto again_r = co_await async_connect_e2b_sandbox(ex, std::move(cn));
     std::shared_ptr<e2b_sandbox> again;
     if (again_r) again = *again_r;
     ok = static_cast<bool>(again_r);
     if (ok) {
-        auto st = co_await again->status();
+        auto st = co_await again->async_status();
         ok = st && st->state == sandbox_state::paused;
         step.done(ok, st ? std::string("state ") + (st->state == sandbox_state::paused ? "paused" : "not paused")
                          : st.error().to_string());
@@ -212,19 +212,19 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
 
     // 7. resume
     step.start("resume");
-    auto r1 = co_await sbx->pause_control()->resume();
+    auto r1 = co_await sbx->pause_control()->async_resume();
     step.done(static_cast<bool>(r1), r1 ? "running" : r1.error().to_string());
 
     // 8. attach by ref: the process survived the memory snapshot
     step.start("attach by ref: process alive");
     auto probe = std::make_shared<output_probe>();
     output_callback on_output = probe->callback();
-    auto att = co_await sbx->attach_process(ref, std::move(on_output));
+    auto att = co_await sbx->async_attach_process(ref, std::move(on_output));
     if (att && *att) {
-        auto waited = co_await (*att)->wait(std::chrono::milliseconds(800));  // still running: times out
+        auto waited = co_await (*att)->async_wait(std::chrono::milliseconds(800));  // still running: times out
         bool const alive = !waited && waited.error() == errc::timed_out;
         ok = alive && probe->size() > 0;
-        (void)co_await (*att)->release();
+        (void)co_await (*att)->async_release();
         att->reset();  // the host keeps only the ref
         step.done(ok, std::string(alive ? "running" : "not running") + ", " + std::to_string(probe->size()) +
                           " new output bytes");
@@ -236,19 +236,19 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     step.start("pause without memory");
     pause_options filesystem_only;
     filesystem_only.keep_memory = false;
-    auto p2 = co_await sbx->pause_control()->pause(filesystem_only);
-    ok = p2 && p2->result == pause_outcome::kind::paused && p2->snapshot == snapshot_kind::filesystem;
+    auto p2 = co_await sbx->pause_control()->async_pause(filesystem_only);
+    ok = p2 && p2->what == pause_outcome::kind::paused && p2->snapshot == snapshot_kind::filesystem;
     step.done(ok, p2 ? "HTTP " + std::to_string(p2->http_status) : p2.error().to_string());
 
     // 10. resume (a reboot)
     step.start("resume (reboot)");
-    auto r2 = co_await sbx->pause_control()->resume();
+    auto r2 = co_await sbx->pause_control()->async_resume();
     step.done(static_cast<bool>(r2), r2 ? "running, processes gone" : r2.error().to_string());
 
     // 11. attach by ref returns null
     step.start("attach by ref returns null");
     output_callback no_output;
-    auto att2 = co_await sbx->attach_process(ref, std::move(no_output));
+    auto att2 = co_await sbx->async_attach_process(ref, std::move(no_output));
     step.done(att2 && !*att2,
               att2 ? (*att2 ? "attached (wrong!)" : "null: the process is gone") : att2.error().to_string());
 
@@ -258,7 +258,7 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     // co_await expression twice.
     exec_request check;
     check.command = "test -d /workspace && echo still-here";
-    auto after = co_await sbx->exec(std::move(check));
+    auto after = co_await sbx->async_exec(std::move(check));
     step.done(after && after->exit_code == 0 && after->stdout_data.find("still-here") != std::string::npos,
               after ? "workspace kept" : after.error().to_string());
 
@@ -266,9 +266,9 @@ asio::awaitable<int> scenario(demo_target target, bool remote)
     if (target.inject_pause_busy) {
         step.start("injected 503 pause is a refusal");
         target.inject_pause_busy();
-        auto p3 = co_await sbx->pause_control()->pause(with_memory);
-        auto st = co_await sbx->status();
-        ok = p3 && p3->result == pause_outcome::kind::refused_busy && !p3->is_paused() && st &&
+        auto p3 = co_await sbx->pause_control()->async_pause(with_memory);
+        auto st = co_await sbx->async_status();
+        ok = p3 && p3->what == pause_outcome::kind::refused_busy && !p3->is_paused() && st &&
              st->state == sandbox_state::running;
         step.done(ok, p3 ? "HTTP " + std::to_string(p3->http_status) + ", state " +
                                (st && st->state == sandbox_state::running ? "running" : "NOT running")

@@ -80,11 +80,11 @@ BOOST_AUTO_TEST_CASE(no_secret_reaches_logs_errors_refs_labels_status_or_process
             // A label carrying the key is refused before any vendor call.
             auto leaky = o;
             leaky.labels = {{"token", canary}};
-            auto refused = co_await create_e2b_sandbox(ex, leaky);
+            auto refused = co_await async_create_e2b_sandbox(ex, leaky);
             BOOST_TEST_REQUIRE(!refused);
             ev.add("label error", refused.error().to_string());
 
-            auto created = co_await create_e2b_sandbox(ex, o);
+            auto created = co_await async_create_e2b_sandbox(ex, o);
             BOOST_TEST_REQUIRE(created.has_value());
             auto sb = *created;
             token = access_token_of(f, sb->id());
@@ -92,20 +92,20 @@ BOOST_AUTO_TEST_CASE(no_secret_reaches_logs_errors_refs_labels_status_or_process
             for (auto const& [k, v] : sb->labels()) ev.add("label", k + "=" + v);
 
             // What the process sees: argv, environment.
-            auto env = co_await sb->exec(shell("env; cat /proc/self/cmdline | tr '\\0' ' '"));
+            auto env = co_await sb->async_exec(shell("env; cat /proc/self/cmdline | tr '\\0' ' '"));
             BOOST_TEST_REQUIRE(env.has_value());
             BOOST_TEST(env->stdout_data.find("PATH=") != std::string::npos);  // really captured
             ev.add("process env/argv", env->stdout_data + env->stderr_data);
-            auto failing = co_await sb->exec(shell("echo oops >&2; exit 9"));
+            auto failing = co_await sb->async_exec(shell("echo oops >&2; exit 9"));
             ev.add("exec status", failing->status + failing->stderr_data);
 
             process_request empty;  // no file: invalid
-            auto h = co_await sb->start_process(std::move(empty));
+            auto h = co_await sb->async_start_process(std::move(empty));
             if (!h) ev.add("start error", h.error().to_string());
             process_request pr;
             pr.file = "/bin/sleep";
             pr.args = {"600"};
-            auto sleeper = co_await sb->start_process(std::move(pr));
+            auto sleeper = co_await sb->async_start_process(std::move(pr));
             BOOST_TEST_REQUIRE(sleeper.has_value());
             ev.add("ref", (*sleeper)->ref());
             auto rec = decode_process_ref((*sleeper)->ref());
@@ -115,19 +115,19 @@ BOOST_AUTO_TEST_CASE(no_secret_reaches_logs_errors_refs_labels_status_or_process
             process_sessions_options so;
             so.sandbox = sb;
             auto ps = *process_sessions::create(ex, so);
-            auto sid = co_await ps->attach("alice", (*sleeper)->ref());
+            auto sid = co_await ps->async_attach("alice", (*sleeper)->ref());
             BOOST_TEST_REQUIRE(sid.has_value());
             ev.add("session", ps->info("alice", *sid)->ref);
-            auto wrong = co_await ps->kill("mallory", *sid);
+            auto wrong = co_await ps->async_kill("mallory", *sid);
             ev.add("session error", wrong.error().to_string());
 
-            auto st = co_await sb->status();
+            auto st = co_await sb->async_status();
             ev.add("status", st->id + " " + st->template_name);
 
-            auto p = co_await sb->pause(keep_memory);
+            auto p = co_await sb->async_pause(keep_memory);
             BOOST_TEST_REQUIRE(p.has_value());
             ev.add("pause", p->message);
-            auto paused = co_await sb->exec(shell("true"));
+            auto paused = co_await sb->async_exec(shell("true"));
             ev.add("paused error", paused.error().to_string());
             try {
                 paused.value();
@@ -143,29 +143,29 @@ BOOST_AUTO_TEST_CASE(no_secret_reaches_logs_errors_refs_labels_status_or_process
             co.logger = ev.sink("adapter log");
             co.sandbox_id = sb->id();
             co.expected_labels = {{"app.owner", "mallory"}};
-            auto wrong_owner = co_await connect_e2b_sandbox(ex, co);
+            auto wrong_owner = co_await async_connect_e2b_sandbox(ex, co);
             BOOST_TEST_REQUIRE(!wrong_owner);
             ev.add("connect error", wrong_owner.error().to_string());
             co.expected_labels = {{"app.owner", "alice"}};
             co.sandbox_id = "no-such-sandbox";
-            auto missing = co_await connect_e2b_sandbox(ex, co);
+            auto missing = co_await async_connect_e2b_sandbox(ex, co);
             BOOST_TEST_REQUIRE(!missing);
             ev.add("missing error", missing.error().to_string());
 
             auto bad_key = co;
             bad_key.api_key = "e2b_wrong_" + random_token(8);
             bad_key.sandbox_id = sb->id();
-            auto unauth = co_await connect_e2b_sandbox(ex, bad_key);
+            auto unauth = co_await async_connect_e2b_sandbox(ex, bad_key);
             BOOST_TEST_REQUIRE(!unauth);
             ev.add("unauthenticated error", unauth.error().to_string());
 
-            auto r = co_await sb->resume();
+            auto r = co_await sb->async_resume();
             BOOST_TEST_REQUIRE(r.has_value());
             auto backend = create_e2b_process_recovery_backend(sb, {sb->id(), "/workspace", {{"app.owner", "alice"}}});
-            auto attached = co_await backend->attach((*sleeper)->ref(), nullptr);
-            BOOST_TEST(attached != nullptr);
-            if (attached) co_await attached->kill();
-            auto k = co_await sb->kill();
+            auto attached = co_await backend->async_attach((*sleeper)->ref(), nullptr);
+            BOOST_TEST_REQUIRE((attached.has_value() && *attached != nullptr));
+            co_await (*attached)->async_kill();
+            auto k = co_await sb->async_kill();
             BOOST_TEST(k.has_value());
         },
         std::chrono::seconds(120), 2);
@@ -197,14 +197,14 @@ BOOST_AUTO_TEST_CASE(tokens_are_secrets_while_their_sandbox_lives)
             o.client_options.api_url = f.api_url();
             o.client_options.sandbox_url = f.sandbox_url();
             for (int i = 0; i < 12; ++i) {
-                auto sb = co_await create_e2b_sandbox(ex, o);
+                auto sb = co_await async_create_e2b_sandbox(ex, o);
                 BOOST_TEST_REQUIRE(sb.has_value());
                 tokens.push_back(access_token_of(f, (*sb)->id()));
                 BOOST_TEST(redactor.is_secret(tokens.back()));
-                auto ran = co_await (*sb)->exec(shell("true"));
+                auto ran = co_await (*sb)->async_exec(shell("true"));
                 BOOST_TEST(ran.has_value());
                 BOOST_TEST(redactor.is_secret(tokens.back()));
-                auto k = co_await (*sb)->kill();
+                auto k = co_await (*sb)->async_kill();
                 BOOST_TEST(k.has_value());
             }
         },

@@ -9,6 +9,7 @@
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
+#include "sandbox_options.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -29,16 +30,6 @@ namespace {
 
 // Helpers are plain functions: g++ 12 double-destroys braced or lambda
 // temporaries that appear inside a co_await expression.
-e2b_sandbox_options server_options(local_server_fixture& f)
-{
-    e2b_sandbox_options o;
-    o.api_key = f.api_key();
-    o.client_options.api_url = f.api_url();
-    o.client_options.sandbox_url = f.sandbox_url();
-    o.client_options.max_retries = 0;
-    return o;
-}
-
 e2b_connect_options connect_options(local_server_fixture& f, std::string id)
 {
     e2b_connect_options o;
@@ -68,7 +59,7 @@ process_request proc(std::string file, A... args)
 /// Runs `sh -c script` and returns trimmed stdout ("" on failure).
 asio::awaitable<std::string> sh(std::shared_ptr<e2b_sandbox> sb, std::string script)
 {
-    auto r = co_await sb->exec(shell(std::move(script)));
+    auto r = co_await sb->async_exec(shell(std::move(script)));
     if (!r) co_return "<error: " + r.error().to_string() + ">";
     auto s = r->stdout_data;
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -104,7 +95,7 @@ BOOST_AUTO_TEST_CASE(create_exec_status_pause_resume_kill)
             auto o = server_options(f);
             o.labels = {{"app.owner", "alice"}};
             o.timeout = std::chrono::minutes(10);
-            auto created = co_await create_e2b_sandbox(ex, o);
+            auto created = co_await async_create_e2b_sandbox(ex, o);
             BOOST_TEST_REQUIRE(created.has_value(), (created ? "" : created.error().to_string()));
             auto sb = *created;
 
@@ -121,7 +112,7 @@ BOOST_AUTO_TEST_CASE(create_exec_status_pause_resume_kill)
             collector streamed;
             auto req = shell("echo out; echo err >&2; exit 3");
             req.on_data = streamed.cb();
-            auto r = co_await sb->exec(std::move(req));
+            auto r = co_await sb->async_exec(std::move(req));
             BOOST_TEST_REQUIRE(r.has_value());
             BOOST_TEST(r->exit_code.value_or(-1) == 3);
             BOOST_TEST((r->outcome == exit_outcome::exited));
@@ -134,31 +125,31 @@ BOOST_AUTO_TEST_CASE(create_exec_status_pause_resume_kill)
             ef.file = "/bin/echo";
             ef.args = {"a b", "$HOME", ";", "x"};
             ef.env = {{"GREETING", "hi"}};
-            auto e = co_await sb->exec_file(std::move(ef));
+            auto e = co_await sb->async_exec_file(std::move(ef));
             BOOST_TEST_REQUIRE(e.has_value());
             BOOST_TEST(e->stdout_data == "a b $HOME ; x\n");
             auto envr = shell("echo $GREETING");
             envr.env = {{"GREETING", "hi"}};
-            auto env_out = co_await sb->exec(std::move(envr));
+            auto env_out = co_await sb->async_exec(std::move(envr));
             BOOST_TEST(env_out->stdout_data == "hi\n");
 
-            auto st = co_await sb->status();
+            auto st = co_await sb->async_status();
             BOOST_TEST_REQUIRE(st.has_value());
             BOOST_TEST((st->state == sandbox_state::running));
             BOOST_TEST(st->template_name == "base");
             BOOST_TEST(st->command_count == 5u);
 
-            auto p = co_await sb->pause(keep_memory);
+            auto p = co_await sb->async_pause(keep_memory);
             BOOST_TEST_REQUIRE(p.has_value(), (p ? "" : p.error().to_string()));
-            BOOST_TEST((p->result == pause_outcome::kind::paused));
-            auto paused = co_await sb->exec(shell("true"));
+            BOOST_TEST((p->what == pause_outcome::kind::paused));
+            auto paused = co_await sb->async_exec(shell("true"));
             BOOST_TEST((!paused && paused.error() == errc::paused));
-            auto st2 = co_await sb->status();
+            auto st2 = co_await sb->async_status();
             BOOST_TEST((st2->state == sandbox_state::paused));
-            auto again = co_await sb->pause(keep_memory);
-            BOOST_TEST((again.has_value() && again->result == pause_outcome::kind::already_paused));
+            auto again = co_await sb->async_pause(keep_memory);
+            BOOST_TEST((again.has_value() && again->what == pause_outcome::kind::already_paused));
 
-            auto res = co_await sb->resume();
+            auto res = co_await sb->async_resume();
             BOOST_TEST_REQUIRE(res.has_value(), (res ? "" : res.error().to_string()));
             {
                 auto v3_ = co_await sh(sb, "cat f; echo ok");
@@ -166,10 +157,10 @@ BOOST_AUTO_TEST_CASE(create_exec_status_pause_resume_kill)
             }
 
             // Filesystem-only pause keeps files.
-            auto pf = co_await sb->pause(filesystem_only);
+            auto pf = co_await sb->async_pause(filesystem_only);
             BOOST_TEST((pf.has_value() && pf->snapshot == snapshot_kind::filesystem));
             {
-                auto v4_ = co_await sb->resume();
+                auto v4_ = co_await sb->async_resume();
                 BOOST_TEST(v4_.has_value());
             }
             {
@@ -177,27 +168,27 @@ BOOST_AUTO_TEST_CASE(create_exec_status_pause_resume_kill)
                 BOOST_TEST(v5_ == "f");
             }
 
-            auto stop = co_await sb->stop(default_stop);
+            auto stop = co_await sb->async_stop(default_stop);
             BOOST_TEST(stop.has_value());
             {
-                auto v6_ = co_await sb->status();
+                auto v6_ = co_await sb->async_status();
                 BOOST_TEST((v6_->state == sandbox_state::paused));
             }
 
             {
-                auto v7_ = co_await sb->kill();
+                auto v7_ = co_await sb->async_kill();
                 BOOST_TEST(v7_.has_value());
             }
             {
-                auto v8_ = co_await sb->kill();
+                auto v8_ = co_await sb->async_kill();
                 BOOST_TEST(v8_.has_value());
             }
             {
-                auto v9_ = co_await sb->close(default_close);
+                auto v9_ = co_await sb->async_close(default_close);
                 BOOST_TEST(v9_.has_value());
             }
             {
-                auto v10_ = co_await sb->status();
+                auto v10_ = co_await sb->async_status();
                 BOOST_TEST((v10_->state == sandbox_state::killed));
             }
         },
@@ -209,16 +200,16 @@ BOOST_AUTO_TEST_CASE(pause_503_leaves_running_and_close_export_destroys_nothing)
     local_server_fixture f;
     run_coro(
         [&](auto ex) -> asio::awaitable<void> {
-            auto sb_r = co_await create_e2b_sandbox(ex, server_options(f));
+            auto sb_r = co_await async_create_e2b_sandbox(ex, server_options(f));
             BOOST_TEST_REQUIRE(sb_r.has_value());
             auto sb = *sb_r;
             f.server().faults().fail_next_pauses(1);
-            auto p = co_await sb->pause(keep_memory);
+            auto p = co_await sb->async_pause(keep_memory);
             BOOST_TEST_REQUIRE(p.has_value(), (p ? "" : p.error().to_string()));
-            BOOST_TEST((p->result == pause_outcome::kind::refused_busy));
+            BOOST_TEST((p->what == pause_outcome::kind::refused_busy));
             BOOST_TEST(p->http_status == 503);
             {
-                auto v11_ = co_await sb->status();
+                auto v11_ = co_await sb->async_status();
                 BOOST_TEST((v11_->state == sandbox_state::running));
             }
             {
@@ -226,14 +217,14 @@ BOOST_AUTO_TEST_CASE(pause_503_leaves_running_and_close_export_destroys_nothing)
                 BOOST_TEST(v12_ == "alive");
             }
 
-            auto c = co_await sb->close(with_snapshot);
+            auto c = co_await sb->async_close(with_snapshot);
             BOOST_TEST((!c && c.error() == errc::unsupported));
             {
                 auto v13_ = co_await sh(sb, "echo still");
                 BOOST_TEST(v13_ == "still");
             }
             {
-                auto v14_ = co_await sb->kill();
+                auto v14_ = co_await sb->async_kill();
                 BOOST_TEST(v14_.has_value());
             }
         },
@@ -247,35 +238,35 @@ BOOST_AUTO_TEST_CASE(connect_fails_closed_and_never_resumes_by_itself)
         [&](auto ex) -> asio::awaitable<void> {
             auto o = server_options(f);
             o.labels = {{"app.owner", "alice"}};
-            auto sb_r = co_await create_e2b_sandbox(ex, o);
+            auto sb_r = co_await async_create_e2b_sandbox(ex, o);
             BOOST_TEST_REQUIRE(sb_r.has_value());
             auto sb = *sb_r;
-            co_await sb->pause(filesystem_only);
+            co_await sb->async_pause(filesystem_only);
 
             auto wrong = connect_options(f, sb->id());
             wrong.expected_labels = {{"app.owner", "mallory"}};
             wrong.resume = true;
-            auto w = co_await connect_e2b_sandbox(ex, wrong);
+            auto w = co_await async_connect_e2b_sandbox(ex, wrong);
             BOOST_TEST((!w && w.error() == errc::wrong_owner));
 
             auto good = connect_options(f, sb->id());
             good.expected_labels = {{"app.owner", "alice"}};
             good.timeout = std::chrono::minutes(7);
-            auto c = co_await connect_e2b_sandbox(ex, good);
+            auto c = co_await async_connect_e2b_sandbox(ex, good);
             BOOST_TEST_REQUIRE(c.has_value(), (c ? "" : c.error().to_string()));
             auto again = *c;
             {
-                auto v15_ = co_await again->status();
+                auto v15_ = co_await again->async_status();
                 BOOST_TEST((v15_->state == sandbox_state::paused));  // still paused
             }
-            auto e = co_await again->exec(shell("true"));
+            auto e = co_await again->async_exec(shell("true"));
             BOOST_TEST((!e && e.error() == errc::paused));
             {
-                auto v16_ = co_await again->status();
+                auto v16_ = co_await again->async_status();
                 BOOST_TEST((v16_->state == sandbox_state::paused));
             }
             {
-                auto v17_ = co_await again->resume();
+                auto v17_ = co_await again->async_resume();
                 BOOST_TEST(v17_.has_value());
             }
             {
@@ -283,7 +274,7 @@ BOOST_AUTO_TEST_CASE(connect_fails_closed_and_never_resumes_by_itself)
                 BOOST_TEST(v18_ == "/workspace");
             }
             {
-                auto v19_ = co_await again->kill();
+                auto v19_ = co_await again->async_kill();
                 BOOST_TEST(v19_.has_value());
             }
         },
@@ -298,12 +289,12 @@ BOOST_AUTO_TEST_CASE(fan_out_200_execs_never_exceed_max_concurrent_execs)
             auto o = server_options(f);
             o.limits.max_concurrent_execs = 8;
             o.limits.max_commands = 256;
-            auto sb_r = co_await create_e2b_sandbox(ex, o);
+            auto sb_r = co_await async_create_e2b_sandbox(ex, o);
             BOOST_TEST_REQUIRE(sb_r.has_value());
             auto sb = *sb_r;
             std::atomic<int> ok{0}, done{0};
             for (int i = 0; i < 200; ++i) {
-                asio::co_spawn(ex, sb->exec(shell("sleep 0.02; echo " + std::to_string(i))),
+                asio::co_spawn(ex, sb->async_exec(shell("sleep 0.02; echo " + std::to_string(i))),
                                [&, i](std::exception_ptr, result<exec_result> r) {
                                    if (r && r->exit_code == 0 && r->stdout_data == std::to_string(i) + "\n") ++ok;
                                    ++done;
@@ -316,10 +307,10 @@ BOOST_AUTO_TEST_CASE(fan_out_200_execs_never_exceed_max_concurrent_execs)
             BOOST_TEST(peak <= 8u);
             BOOST_TEST(peak >= 2u);  // it did run in parallel
             {
-                auto v20_ = co_await sb->status();
+                auto v20_ = co_await sb->async_status();
                 BOOST_TEST(v20_->command_count == 200u);
             }
-            co_await sb->kill();
+            co_await sb->async_kill();
         },
         std::chrono::seconds(300), 2);
 }
@@ -332,11 +323,11 @@ BOOST_AUTO_TEST_CASE(output_overflow_timeout_and_cancellation_stop_the_remote_pr
             auto o = server_options(f);
             o.limits.max_output_bytes = 4096;
             o.limits.max_concurrent_execs = 2;
-            auto sb_r = co_await create_e2b_sandbox(ex, o);
+            auto sb_r = co_await async_create_e2b_sandbox(ex, o);
             BOOST_TEST_REQUIRE(sb_r.has_value());
             auto sb = *sb_r;
 
-            auto over = co_await sb->exec(shell("echo $$ > /workspace/over.pid; exec yes"));
+            auto over = co_await sb->async_exec(shell("echo $$ > /workspace/over.pid; exec yes"));
             BOOST_TEST_REQUIRE(!over);
             BOOST_TEST((over.error() == errc::limit_exceeded));
             {
@@ -346,7 +337,7 @@ BOOST_AUTO_TEST_CASE(output_overflow_timeout_and_cancellation_stop_the_remote_pr
 
             auto treq = shell("echo $$ > /workspace/t.pid; exec sleep 60");
             treq.timeout = std::chrono::milliseconds(500);
-            auto t = co_await sb->exec(std::move(treq));
+            auto t = co_await sb->async_exec(std::move(treq));
             BOOST_TEST_REQUIRE(t.has_value(), (t ? "" : t.error().to_string()));
             BOOST_TEST((t->outcome == exit_outcome::timed_out));
             BOOST_TEST(!t->exit_code.has_value());
@@ -355,7 +346,7 @@ BOOST_AUTO_TEST_CASE(output_overflow_timeout_and_cancellation_stop_the_remote_pr
                 BOOST_TEST(v22_);
             }
 
-            auto c = co_await cancel_after(sb->exec(shell("echo $$ > /workspace/c.pid; exec sleep 60")),
+            auto c = co_await cancel_after(sb->async_exec(shell("echo $$ > /workspace/c.pid; exec sleep 60")),
                                            std::chrono::milliseconds(500));
             BOOST_TEST_REQUIRE(!c);
             BOOST_TEST((c.error() == errc::cancelled));
@@ -366,11 +357,11 @@ BOOST_AUTO_TEST_CASE(output_overflow_timeout_and_cancellation_stop_the_remote_pr
 
             // A cut stream is an unknown outcome, never an exit code.
             f.server().faults().cut_next_streams(3, 1);
-            auto cut = co_await sb->exec(shell("echo hello; sleep 0.2; echo more"));
+            auto cut = co_await sb->async_exec(shell("echo hello; sleep 0.2; echo more"));
             BOOST_TEST_REQUIRE(cut.has_value(), (cut ? "" : cut.error().to_string()));
             BOOST_TEST((cut->outcome == exit_outcome::unknown));
             BOOST_TEST(!cut->exit_code.has_value());
-            co_await sb->kill();
+            co_await sb->async_kill();
         },
         long_test, 2);
 }
@@ -380,94 +371,94 @@ BOOST_AUTO_TEST_CASE(processes_io_attach_after_memory_and_filesystem_pause)
     local_server_fixture f;
     run_coro(
         [&](auto ex) -> asio::awaitable<void> {
-            auto sb_r = co_await create_e2b_sandbox(ex, server_options(f));
+            auto sb_r = co_await async_create_e2b_sandbox(ex, server_options(f));
             BOOST_TEST_REQUIRE(sb_r.has_value());
             auto sb = *sb_r;
 
             collector out;
             auto req = proc("/bin/cat");
             req.on_data = out.cb();
-            auto cat = co_await sb->start_process(std::move(req));
+            auto cat = co_await sb->async_start_process(std::move(req));
             BOOST_TEST_REQUIRE(cat.has_value(), (cat ? "" : cat.error().to_string()));
             BOOST_TEST((*cat)->ref().rfind("prism-e2b-proc:", 0) == 0u);
             {
-                auto v24_ = co_await (*cat)->write("ping\n");
+                auto v24_ = co_await (*cat)->async_write("ping\n");
                 BOOST_TEST(v24_.has_value());
             }
             auto const echoed = [&] { return out.get() == "ping\n"; };
             BOOST_TEST(co_await async_eventually(echoed, std::chrono::seconds(10)), out.get());
             {
-                auto v25_ = co_await (*cat)->close_stdin();
+                auto v25_ = co_await (*cat)->async_close_stdin();
                 BOOST_TEST(v25_.has_value());
             }
-            auto end = co_await (*cat)->wait(std::chrono::milliseconds(5000));
+            auto end = co_await (*cat)->async_wait(std::chrono::milliseconds(5000));
             BOOST_TEST_REQUIRE(end.has_value(), (end ? "" : end.error().to_string()));
             BOOST_TEST(end->exit_code.value_or(-1) == 0);
 
             // Memory pause: the process survives, attach by ref works after resume.
-            auto sleeper = co_await sb->start_process(proc("/bin/sleep", "600"));
+            auto sleeper = co_await sb->async_start_process(proc("/bin/sleep", "600"));
             BOOST_TEST_REQUIRE(sleeper.has_value());
             auto ref = (*sleeper)->ref();
-            auto waited = co_await (*sleeper)->wait(std::chrono::milliseconds(100));
+            auto waited = co_await (*sleeper)->async_wait(std::chrono::milliseconds(100));
             BOOST_TEST((!waited && waited.error() == errc::timed_out));
             {
-                auto v26_ = co_await (*sleeper)->release();
+                auto v26_ = co_await (*sleeper)->async_release();
                 BOOST_TEST(v26_.has_value());
             }
             {
-                auto v27_ = co_await sb->pause(keep_memory);
+                auto v27_ = co_await sb->async_pause(keep_memory);
                 BOOST_TEST(v27_->is_paused());
             }
             {
-                auto v28_ = co_await sb->resume();
+                auto v28_ = co_await sb->async_resume();
                 BOOST_TEST(v28_.has_value());
             }
-            auto attached = co_await sb->attach_process(ref, nullptr);
+            auto attached = co_await sb->async_attach_process(ref, nullptr);
             BOOST_TEST_REQUIRE(attached.has_value(), (attached ? "" : attached.error().to_string()));
             BOOST_TEST_REQUIRE(attached->get() != nullptr);
             BOOST_TEST((*attached)->pid() == (*sleeper)->pid());
             {
-                auto v29_ = co_await (*attached)->signal(process_signal::sigterm);
+                auto v29_ = co_await (*attached)->async_signal(process_signal::sigterm);
                 BOOST_TEST(v29_.has_value());
             }
-            auto term = co_await (*attached)->wait(std::chrono::milliseconds(5000));
+            auto term = co_await (*attached)->async_wait(std::chrono::milliseconds(5000));
             BOOST_TEST_REQUIRE(term.has_value());
             BOOST_TEST(!term->exit_code.has_value());
             BOOST_TEST((term->outcome == exit_outcome::killed));
-            auto gone = co_await sb->attach_process(ref, nullptr);
+            auto gone = co_await sb->async_attach_process(ref, nullptr);
             BOOST_TEST((gone.has_value() && gone->get() == nullptr));
 
             // Filesystem-only pause: the process is gone; attach is null; nothing restarts.
-            auto second = co_await sb->start_process(proc("/bin/sleep", "600"));
+            auto second = co_await sb->async_start_process(proc("/bin/sleep", "600"));
             BOOST_TEST_REQUIRE(second.has_value());
             auto ref2 = (*second)->ref();
             {
-                auto v30_ = co_await sb->pause(filesystem_only);
+                auto v30_ = co_await sb->async_pause(filesystem_only);
                 BOOST_TEST(v30_->is_paused());
             }
-            auto null_paused = co_await sb->attach_process(ref2, nullptr);
+            auto null_paused = co_await sb->async_attach_process(ref2, nullptr);
             BOOST_TEST((null_paused.has_value() && null_paused->get() == nullptr));
             {
-                auto v31_ = co_await sb->resume();
+                auto v31_ = co_await sb->async_resume();
                 BOOST_TEST(v31_.has_value());
             }
-            auto null_after = co_await sb->attach_process(ref2, nullptr);
+            auto null_after = co_await sb->async_attach_process(ref2, nullptr);
             BOOST_TEST((null_after.has_value() && null_after->get() == nullptr));
-            auto e = co_await (*second)->wait(std::chrono::milliseconds(5000));
+            auto e = co_await (*second)->async_wait(std::chrono::milliseconds(5000));
             BOOST_TEST_REQUIRE(e.has_value());
             BOOST_TEST(!e->exit_code.has_value());
 
             // Kill of a live process.
-            auto third = co_await sb->start_process(proc("/bin/sleep", "600"));
+            auto third = co_await sb->async_start_process(proc("/bin/sleep", "600"));
             {
-                auto v32_ = co_await (*third)->kill();
+                auto v32_ = co_await (*third)->async_kill();
                 BOOST_TEST(v32_.has_value());
             }
-            auto k = co_await (*third)->wait(std::chrono::milliseconds(5000));
+            auto k = co_await (*third)->async_wait(std::chrono::milliseconds(5000));
             BOOST_TEST_REQUIRE(k.has_value());
             BOOST_TEST((k->outcome == exit_outcome::killed));
             BOOST_TEST(!k->exit_code.has_value());
-            co_await sb->kill();
+            co_await sb->async_kill();
         },
         long_test, 2);
 }
@@ -479,16 +470,16 @@ BOOST_AUTO_TEST_CASE(recovery_backend_refuses_each_mismatch)
         [&](auto ex) -> asio::awaitable<void> {
             auto o = server_options(f);
             o.labels = {{"app.owner", "alice"}};
-            auto sb_r = co_await create_e2b_sandbox(ex, o);
+            auto sb_r = co_await async_create_e2b_sandbox(ex, o);
             BOOST_TEST_REQUIRE(sb_r.has_value());
             auto sb = *sb_r;
-            auto other_r = co_await create_e2b_sandbox(ex, o);
+            auto other_r = co_await async_create_e2b_sandbox(ex, o);
             BOOST_TEST_REQUIRE(other_r.has_value());
             auto other = *other_r;
-            auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
+            auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
             BOOST_TEST_REQUIRE(h.has_value());
             auto ref = (*h)->ref();
-            co_await (*h)->release();
+            co_await (*h)->async_release();
 
             auto attempt = [&](std::shared_ptr<e2b_sandbox> s, std::string id, std::string ws, label_map labels,
                                std::string r) -> asio::awaitable<bool> {
@@ -497,8 +488,8 @@ BOOST_AUTO_TEST_CASE(recovery_backend_refuses_each_mismatch)
                 e.expected_workspace = std::move(ws);
                 e.expected_labels = std::move(labels);
                 auto backend = create_e2b_process_recovery_backend(std::move(s), std::move(e));
-                auto got = co_await backend->attach(std::move(r), nullptr);
-                co_return got != nullptr;
+                auto got = co_await backend->async_attach(std::move(r), nullptr);
+                co_return got.has_value() && *got != nullptr;
             };
             label_map good = {{"app.owner", "alice"}}, bad = {{"app.owner", "bob"}}, missing = {{"x", "y"}};
             std::string const id = sb->id(), oid = other->id(), ws = "/workspace", elsewhere = "/tmp";
@@ -531,8 +522,8 @@ BOOST_AUTO_TEST_CASE(recovery_backend_refuses_each_mismatch)
                 auto v39_ = co_await attempt(sb, id, ws, good, ref);
                 BOOST_TEST(v39_);
             }
-            co_await sb->kill();
-            co_await other->kill();
+            co_await sb->async_kill();
+            co_await other->async_kill();
         },
         long_test, 2);
 }
@@ -542,20 +533,20 @@ BOOST_AUTO_TEST_CASE(process_sessions_over_the_real_sandbox)
     local_server_fixture f;
     run_coro(
         [&](auto ex) -> asio::awaitable<void> {
-            auto sb_r = co_await create_e2b_sandbox(ex, server_options(f));
+            auto sb_r = co_await async_create_e2b_sandbox(ex, server_options(f));
             BOOST_TEST_REQUIRE(sb_r.has_value());
             auto sb = *sb_r;
             process_sessions_options so;
             so.sandbox = sb;
             so.limits.max_output_chunk = 5;
             auto ps = *process_sessions::create(ex, so);
-            auto id = co_await ps->start("alice", proc("/bin/sh", "-c", "read x; echo got:$x; exit 4"));
+            auto id = co_await ps->async_start("alice", proc("/bin/sh", "-c", "read x; echo got:$x; exit 4"));
             BOOST_TEST_REQUIRE(id.has_value(), (id ? "" : id.error().to_string()));
             {
-                auto v40_ = co_await ps->input("alice", *id, "hello\n");
+                auto v40_ = co_await ps->async_input("alice", *id, "hello\n");
                 BOOST_TEST(v40_.has_value());
             }
-            auto w = co_await ps->wait("alice", *id, std::chrono::milliseconds(5000));
+            auto w = co_await ps->async_wait("alice", *id, std::chrono::milliseconds(5000));
             BOOST_TEST_REQUIRE(w.has_value());
             BOOST_TEST(w->exit_code.value_or(-1) == 4);
             std::string all;
@@ -569,9 +560,9 @@ BOOST_AUTO_TEST_CASE(process_sessions_over_the_real_sandbox)
                 if (page->eof) break;
             }
             BOOST_TEST(all == "got:hello\n");
-            auto stranger = co_await ps->kill("mallory", *id);
+            auto stranger = co_await ps->async_kill("mallory", *id);
             BOOST_TEST((!stranger && stranger.error() == errc::wrong_owner));
-            co_await sb->kill();
+            co_await sb->async_kill();
         },
         long_test, 2);
 }

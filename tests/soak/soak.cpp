@@ -208,7 +208,7 @@ struct soak {
         exec_request req;
         req.command = exec_command;
         req.timeout = 20s;
-        auto r = co_await timed("exec", sb->exec(std::move(req)));
+        auto r = co_await timed("exec", sb->async_exec(std::move(req)));
         check_exec(r, arm);
     }
 
@@ -218,7 +218,7 @@ struct soak {
         process_request req;
         req.file = "/bin/sh";
         req.args = {"-c", "read line; echo \"got $line\"; exit 5"};
-        auto started = co_await timed("start_process", sb->start_process(std::move(req)));
+        auto started = co_await timed("start_process", sb->async_start_process(std::move(req)));
         if (!started) {
             fig.count("start_process error " + errc_name(started.error()));
             co_return;
@@ -227,8 +227,8 @@ struct soak {
         auto out = std::make_shared<collector>();
         std::string const ref = first->ref();
         output_callback on_data = out->cb();
-        auto attached = co_await timed("attach_process", sb->attach_process(ref, std::move(on_data)));
-        auto released = co_await timed("release", first->release());
+        auto attached = co_await timed("attach_process", sb->async_attach_process(ref, std::move(on_data)));
+        auto released = co_await timed("release", first->async_release());
         if (!released) fig.count("release error " + errc_name(released.error()));
         if (!attached) {
             fig.count("attach_process error " + errc_name(attached.error()));
@@ -236,15 +236,15 @@ struct soak {
         }
         auto& h = **attached;
         std::string line = "ping\n";
-        auto w = co_await timed("write", h.write(std::move(line)));
+        auto w = co_await timed("write", h.async_write(std::move(line)));
         if (!w) fig.count("write error " + errc_name(w.error()));
         std::optional<std::chrono::milliseconds> const wait_for = 20s;
-        auto done = co_await timed("wait", h.wait(wait_for));
+        auto done = co_await timed("wait", h.async_wait(wait_for));
         check_exit(done, 5);
         if (done && done->outcome == exit_outcome::exited && out->get().find("got ping") == std::string::npos)
             fig.count("process exited before its output arrived at the attached handle");
         if (!done) {
-            auto k = co_await timed("process kill", h.kill());
+            auto k = co_await timed("process kill", h.async_kill());
             if (!k) fig.count("process kill error " + errc_name(k.error()));
         }
     }
@@ -252,19 +252,19 @@ struct soak {
     asio::awaitable<void> run_pause(std::shared_ptr<e2b_sandbox> sb, bool memory)
     {
         pause_options const opts{.keep_memory = memory};
-        auto p = co_await timed(memory ? "pause memory" : "pause filesystem", sb->pause(opts));
+        auto p = co_await timed(memory ? "pause memory" : "pause filesystem", sb->async_pause(opts));
         if (!p) {
             fig.count("pause error " + errc_name(p.error()));
             co_return;
         }
-        fig.count(std::string("pause ") + (p->result == pause_outcome::kind::refused_busy ? "refused_busy" : "paused"));
+        fig.count(std::string("pause ") + (p->what == pause_outcome::kind::refused_busy ? "refused_busy" : "paused"));
         if (!p->is_paused()) co_return;
         // Activity never resumes a paused sandbox.
         exec_request req;
         req.command = "true";
-        auto e = co_await timed("exec while paused", sb->exec(std::move(req)));
+        auto e = co_await timed("exec while paused", sb->async_exec(std::move(req)));
         if (e || e.error() != errc::paused) fig.violation("exec on a paused sandbox did not fail with paused");
-        auto r = co_await timed("resume", sb->resume());
+        auto r = co_await timed("resume", sb->async_resume());
         if (!r) fig.count("resume error " + errc_name(r.error()));
     }
 
@@ -274,7 +274,7 @@ struct soak {
         std::uint32_t const max_execs = 1 + rnd.below(3);
         bool const exec_only = rnd.chance(50);
         auto opts = sandbox_options(max_execs);
-        auto made = co_await timed("create", create_e2b_sandbox(ex, opts));
+        auto made = co_await timed("create", async_create_e2b_sandbox(ex, opts));
         if (!made) {
             fig.count("create error " + errc_name(made.error()));
             co_return;
@@ -298,7 +298,7 @@ struct soak {
             } else if (pick < 8) {
                 co_await run_pause(sb, rnd.chance(50));
             } else {
-                auto st = co_await timed("status", sb->status());
+                auto st = co_await timed("status", sb->async_status());
                 if (!st) fig.count("status error " + errc_name(st.error()));
             }
         }
@@ -309,7 +309,7 @@ struct soak {
                 fig.violation("server-side peak " + std::to_string(peak) + " exceeds max_concurrent_execs " +
                               std::to_string(max_execs));
         }
-        auto k = co_await timed("kill", sb->kill());
+        auto k = co_await timed("kill", sb->async_kill());
         if (!k) fig.count("kill error " + errc_name(k.error()));
         fig.count("sandboxes");
     }

@@ -73,7 +73,7 @@ inline asio::awaitable<std::shared_ptr<e2b_sandbox>> make_sandbox(asio::any_io_e
                                                                   e2b_sandbox_options o)
 {
     o.client = fake;
-    auto r = co_await create_e2b_sandbox(ex, std::move(o));
+    auto r = co_await async_create_e2b_sandbox(ex, std::move(o));
     BOOST_TEST_REQUIRE(r.has_value());
     co_return *r;
 }

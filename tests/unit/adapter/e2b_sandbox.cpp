@@ -76,12 +76,13 @@ BOOST_AUTO_TEST_CASE(wall_time_is_the_default_timeout)
 
 BOOST_AUTO_TEST_CASE(neither_api_key_nor_client_is_invalid_argument)
 {
-    auto r = run_coro([&](auto ex) { return create_e2b_sandbox(ex, e2b_sandbox_options{}); });
+    auto r = run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, e2b_sandbox_options{}); });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == errc::invalid_argument));
     BOOST_TEST(r.error().message().find("api_key") != std::string::npos);
 
-    auto c = run_coro([&](auto ex) { return connect_e2b_sandbox(ex, e2b_connect_options{.sandbox_id = "sbx-1"}); });
+    auto c =
+        run_coro([&](auto ex) { return async_connect_e2b_sandbox(ex, e2b_connect_options{.sandbox_id = "sbx-1"}); });
     BOOST_REQUIRE(!c);
     BOOST_TEST((c.error() == errc::invalid_argument));
 }
@@ -91,7 +92,7 @@ BOOST_AUTO_TEST_CASE(invalid_options_fail_before_any_vendor_call)
     auto fake = std::make_shared<fake_e2b_client>();
     auto attempt = [&](e2b_sandbox_options o) {
         o.client = fake;
-        return run_coro([&](auto ex) { return create_e2b_sandbox(ex, o); });
+        return run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, o); });
     };
     e2b_sandbox_options o;
     o.limits.max_concurrent_execs = 9;  // hard cap 8
@@ -137,12 +138,12 @@ BOOST_AUTO_TEST_CASE(label_equal_to_a_secret_is_rejected_before_any_call)
     o.client = fake;
     secret_redactor::global().add(key);
     o.labels = {{"leak", key}};
-    auto r = run_coro([&](auto ex) { return create_e2b_sandbox(ex, o); });
+    auto r = run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, o); });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == errc::invalid_argument));
     BOOST_TEST(r.error().to_string().find(key) == std::string::npos);
     o.labels = {{"leak", "prefix-" + key}};
-    r = run_coro([&](auto ex) { return create_e2b_sandbox(ex, o); });
+    r = run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, o); });
     BOOST_TEST((r.error() == errc::invalid_argument));
     BOOST_TEST(fake->calls().empty());
 
@@ -150,7 +151,7 @@ BOOST_AUTO_TEST_CASE(label_equal_to_a_secret_is_rejected_before_any_call)
     e2b_sandbox_options k;
     k.api_key = "e2b_unit_canary_api_key_0042";
     k.labels = {{"leak", "e2b_unit_canary_api_key_0042"}};
-    r = run_coro([&](auto ex) { return create_e2b_sandbox(ex, k); });
+    r = run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, k); });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == errc::invalid_argument));
     BOOST_TEST(r.error().to_string().find("e2b_unit_canary_api_key_0042") == std::string::npos);
@@ -160,7 +161,7 @@ BOOST_AUTO_TEST_CASE(setup_failure_after_create_kills_the_sandbox)
 {
     auto fake = std::make_shared<fake_e2b_client>();
     fake->fail_next("make_dir", error(errc::server_error, "envd failed", {"filesystem.MakeDir", 500}));
-    auto r = run_coro([&](auto ex) { return create_e2b_sandbox(ex, fake_options(fake)); });
+    auto r = run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, fake_options(fake)); });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == errc::server_error));
     BOOST_TEST(fake->call_names() == N({"create_sandbox", "make_dir", "kill_sandbox"}),
@@ -176,7 +177,7 @@ BOOST_AUTO_TEST_CASE(a_refused_make_dir_falls_back_to_root_once)
     // The sandbox is dropped inside: it must not outlive its io_context.
     auto created = run_coro([&](auto ex) -> asio::awaitable<bool> {
         auto o = fake_options(fake);
-        auto r = co_await create_e2b_sandbox(ex, std::move(o));
+        auto r = co_await async_create_e2b_sandbox(ex, std::move(o));
         co_return r.has_value();
     });
     BOOST_REQUIRE(created);
@@ -189,7 +190,7 @@ BOOST_AUTO_TEST_CASE(a_refused_make_dir_falls_back_to_root_once)
     // When that fails too, the sandbox is killed.
     fake->fail_next("make_dir", error(errc::permission_denied, "denied", {"filesystem.MakeDir", 403}));
     fake->script_next_process(process_script{{}, process_script::then::exit, 1});
-    auto f = run_coro([&](auto ex) { return create_e2b_sandbox(ex, fake_options(fake)); });
+    auto f = run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, fake_options(fake)); });
     BOOST_REQUIRE(!f);
     BOOST_TEST(fake->count("kill_sandbox") == 1u);
     BOOST_TEST(fake->calls_named("kill_sandbox").at(0).sandbox_id == "sbx-2");
@@ -199,7 +200,7 @@ BOOST_AUTO_TEST_CASE(create_failure_makes_no_kill)
 {
     auto fake = std::make_shared<fake_e2b_client>();
     fake->fail_next("create_sandbox", error(errc::unauthenticated, "bad key", {"create", 401}));
-    auto r = run_coro([&](auto ex) { return create_e2b_sandbox(ex, fake_options(fake)); });
+    auto r = run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, fake_options(fake)); });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == errc::unauthenticated));
     BOOST_TEST(fake->call_names() == N({"create_sandbox"}), boost::test_tools::per_element());
@@ -229,16 +230,16 @@ BOOST_AUTO_TEST_CASE(connect_without_resume_makes_only_the_info_call)
         o.client = fake;
         o.sandbox_id = "sbx-p";
         o.expected_labels = L({{"app.owner", "alice"}});
-        auto sb = co_await connect_e2b_sandbox(ex, o);
+        auto sb = co_await async_connect_e2b_sandbox(ex, o);
         BOOST_TEST_REQUIRE(sb.has_value());
         BOOST_TEST((*sb)->id() == "sbx-p");
         BOOST_TEST(fake->call_names() == N({"get_sandbox_info"}), boost::test_tools::per_element());
 
         // Activity never resumes: a typed paused error and no vendor call.
-        auto r = co_await (*sb)->exec(shell("echo hi"));
+        auto r = co_await (*sb)->async_exec(shell("echo hi"));
         BOOST_TEST_REQUIRE(!r);
         BOOST_TEST((r.error() == errc::paused));
-        auto p = co_await (*sb)->start_process(proc("/bin/sleep", "60"));
+        auto p = co_await (*sb)->async_start_process(proc("/bin/sleep", "60"));
         BOOST_TEST_REQUIRE(!p);
         BOOST_TEST((p.error() == errc::paused));
         BOOST_TEST(fake->call_names() == N({"get_sandbox_info"}), boost::test_tools::per_element());
@@ -258,7 +259,7 @@ BOOST_AUTO_TEST_CASE(connect_with_wrong_labels_is_wrong_owner_and_nothing_else)
             o.sandbox_id = "sbx-p";
             o.expected_labels = labels;
             o.resume = true;  // even with resume requested, nothing happens
-            return connect_e2b_sandbox(ex, o);
+            return async_connect_e2b_sandbox(ex, o);
         });
         BOOST_REQUIRE(!r);
         BOOST_TEST((r.error() == errc::wrong_owner));
@@ -277,11 +278,11 @@ BOOST_AUTO_TEST_CASE(connect_with_resume_resumes_with_the_configured_timeout)
         o.sandbox_id = "sbx-p";
         o.resume = true;
         o.timeout = std::chrono::milliseconds(600000);
-        auto sb = co_await connect_e2b_sandbox(ex, o);
+        auto sb = co_await async_connect_e2b_sandbox(ex, o);
         BOOST_TEST_REQUIRE(sb.has_value());
         BOOST_TEST(fake->call_names() == N({"get_sandbox_info", "connect_sandbox"}), boost::test_tools::per_element());
         BOOST_TEST(fake->calls_named("connect_sandbox").at(0).detail == "timeout=600");
-        auto r = co_await (*sb)->exec(shell("true"));
+        auto r = co_await (*sb)->async_exec(shell("true"));
         BOOST_TEST(r.has_value());
     });
 }
@@ -295,10 +296,10 @@ BOOST_AUTO_TEST_CASE(connect_to_a_running_sandbox_makes_no_connect_call)
         o.client = fake;
         o.sandbox_id = "sbx-r";
         o.resume = true;
-        auto sb = co_await connect_e2b_sandbox(ex, o);
+        auto sb = co_await async_connect_e2b_sandbox(ex, o);
         BOOST_TEST_REQUIRE(sb.has_value());
         BOOST_TEST(fake->call_names() == N({"get_sandbox_info"}), boost::test_tools::per_element());
-        auto r = co_await (*sb)->exec(shell("true"));
+        auto r = co_await (*sb)->async_exec(shell("true"));
         BOOST_TEST(r.has_value());  // uses the access token from the info
     });
 }
@@ -310,7 +311,7 @@ BOOST_AUTO_TEST_CASE(connect_to_a_missing_sandbox_is_not_found)
         e2b_connect_options o;
         o.client = fake;
         o.sandbox_id = "sbx-none";
-        return connect_e2b_sandbox(ex, o);
+        return async_connect_e2b_sandbox(ex, o);
     });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == errc::not_found));
@@ -323,17 +324,17 @@ BOOST_AUTO_TEST_CASE(resume_sends_the_configured_timeout)
         e2b_sandbox_options o;
         o.timeout = std::chrono::milliseconds(600000);
         auto sb = co_await make_sandbox(ex, fake, o);
-        auto p = co_await sb->pause(keep_memory);
+        auto p = co_await sb->async_pause(keep_memory);
         BOOST_TEST_REQUIRE(p.has_value());
-        BOOST_TEST((p->result == pause_outcome::kind::paused));
+        BOOST_TEST((p->what == pause_outcome::kind::paused));
         BOOST_TEST((p->snapshot == snapshot_kind::memory));
         BOOST_TEST(p->http_status == 204);
         fake->clear_calls();
-        auto r = co_await sb->resume();
+        auto r = co_await sb->async_resume();
         BOOST_TEST(r.has_value());
         BOOST_TEST(fake->call_names() == N({"connect_sandbox"}), boost::test_tools::per_element());
         BOOST_TEST(fake->calls_named("connect_sandbox").at(0).detail == "timeout=600");
-        auto e = co_await sb->exec(shell("true"));
+        auto e = co_await sb->async_exec(shell("true"));
         BOOST_TEST(e.has_value());
     });
 }
@@ -344,20 +345,20 @@ BOOST_AUTO_TEST_CASE(pause_503_is_refused_and_leaves_running)
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         fake->pause_reply_next({e2b::pause_reply::kind::busy, 503, "sandbox is busy"});
-        auto p = co_await sb->pause(filesystem_only);
+        auto p = co_await sb->async_pause(filesystem_only);
         BOOST_TEST_REQUIRE(p.has_value());
-        BOOST_TEST((p->result == pause_outcome::kind::refused_busy));
+        BOOST_TEST((p->what == pause_outcome::kind::refused_busy));
         BOOST_TEST(!p->is_paused());
         BOOST_TEST(p->http_status == 503);
         BOOST_TEST(fake->calls_named("pause_sandbox").at(0).detail == "memory=false");
-        auto s = co_await sb->status();
+        auto s = co_await sb->async_status();
         BOOST_TEST_REQUIRE(s.has_value());
         BOOST_TEST((s->state == sandbox_state::running));
-        auto e = co_await sb->exec(shell("true"));
+        auto e = co_await sb->async_exec(shell("true"));
         BOOST_TEST(e.has_value());  // still running: activity works
 
         fake->pause_reply_next({e2b::pause_reply::kind::busy, 503, "busy"});
-        auto st = co_await sb->stop(default_stop);
+        auto st = co_await sb->async_stop(default_stop);
         BOOST_TEST_REQUIRE(!st);
         BOOST_TEST((st.error() == errc::service_busy));
         BOOST_TEST(fake->calls_named("pause_sandbox").at(1).detail == "memory=true");
@@ -369,14 +370,14 @@ BOOST_AUTO_TEST_CASE(pause_twice_is_already_paused_and_stop_pauses_with_memory)
     auto fake = std::make_shared<fake_e2b_client>();
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
-        auto st = co_await sb->stop(default_stop);
+        auto st = co_await sb->async_stop(default_stop);
         BOOST_TEST(st.has_value());
         BOOST_TEST(fake->calls_named("pause_sandbox").at(0).detail == "memory=true");
-        auto p = co_await sb->pause(keep_memory);
+        auto p = co_await sb->async_pause(keep_memory);
         BOOST_TEST_REQUIRE(p.has_value());
-        BOOST_TEST((p->result == pause_outcome::kind::already_paused));
+        BOOST_TEST((p->what == pause_outcome::kind::already_paused));
         BOOST_TEST(p->is_paused());
-        auto s = co_await sb->status();
+        auto s = co_await sb->async_status();
         BOOST_TEST((s->state == sandbox_state::paused));
     });
 }
@@ -387,22 +388,22 @@ BOOST_AUTO_TEST_CASE(kill_twice_is_one_vendor_kill_and_close_is_idempotent)
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         {
-            auto r_ = co_await sb->kill();
+            auto r_ = co_await sb->async_kill();
             BOOST_TEST(r_.has_value());
         }
         {
-            auto r_ = co_await sb->kill();
+            auto r_ = co_await sb->async_kill();
             BOOST_TEST(r_.has_value());
         }
         {
-            auto r_ = co_await sb->close(default_close);
+            auto r_ = co_await sb->async_close(default_close);
             BOOST_TEST(r_.has_value());
         }
         BOOST_TEST(fake->count("kill_sandbox") == 1u);
-        auto s = co_await sb->status();
+        auto s = co_await sb->async_status();
         BOOST_TEST((s->state == sandbox_state::killed));
         BOOST_TEST(fake->count("get_sandbox_info") == 0u);  // known killed: no call
-        auto e = co_await sb->exec(shell("true"));
+        auto e = co_await sb->async_exec(shell("true"));
         BOOST_TEST_REQUIRE(!e);
         BOOST_TEST((e.error() == errc::not_found));
         BOOST_TEST(fake->count("start_process") == 0u);
@@ -415,10 +416,10 @@ BOOST_AUTO_TEST_CASE(kill_of_a_gone_sandbox_is_success_and_failed_kill_can_be_re
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         fake->fail_next("kill_sandbox", error(errc::server_error, "boom", {"kill", 500}));
-        auto k = co_await sb->kill();
+        auto k = co_await sb->async_kill();
         BOOST_TEST((!k && k.error() == errc::server_error));
         {
-            auto r_ = co_await sb->kill();
+            auto r_ = co_await sb->async_kill();
             BOOST_TEST(r_.has_value());
         }
         BOOST_TEST(fake->count("kill_sandbox") == 2u);
@@ -427,7 +428,7 @@ BOOST_AUTO_TEST_CASE(kill_of_a_gone_sandbox_is_success_and_failed_kill_can_be_re
         auto gone = fake->sandbox(other->id());
         co_await fake->kill_sandbox(other->id());  // destroyed behind our back
         {
-            auto r_ = co_await other->kill();
+            auto r_ = co_await other->async_kill();
             BOOST_TEST(r_.has_value());
         }
     });
@@ -440,8 +441,8 @@ BOOST_AUTO_TEST_CASE(a_concurrent_kill_waits_for_the_one_in_flight)
         auto sb = co_await make_sandbox(ex, fake);
         fake->fail_next("kill_sandbox", error(errc::server_error, "boom", {"kill", 500}));
         std::optional<result<void>> first;
-        asio::co_spawn(ex, sb->kill(), [&](std::exception_ptr, result<void> r) { first = r; });
-        auto second = co_await sb->kill();
+        asio::co_spawn(ex, sb->async_kill(), [&](std::exception_ptr, result<void> r) { first = r; });
+        auto second = co_await sb->async_kill();
         auto const first_done = [&] { return first.has_value(); };
         BOOST_TEST_REQUIRE(co_await async_eventually(first_done));
         // Whichever ran first got the failure; the waiting one retried and succeeded.
@@ -452,8 +453,8 @@ BOOST_AUTO_TEST_CASE(a_concurrent_kill_waits_for_the_one_in_flight)
 
         auto other = co_await make_sandbox(ex, fake);
         std::optional<result<void>> a;
-        asio::co_spawn(ex, other->kill(), [&](std::exception_ptr, result<void> r) { a = r; });
-        auto b = co_await other->kill();
+        asio::co_spawn(ex, other->async_kill(), [&](std::exception_ptr, result<void> r) { a = r; });
+        auto b = co_await other->async_kill();
         auto const a_done = [&] { return a.has_value(); };
         BOOST_TEST_REQUIRE(co_await async_eventually(a_done));
         BOOST_TEST((a->has_value() && b.has_value()));
@@ -467,7 +468,7 @@ BOOST_AUTO_TEST_CASE(close_with_export_is_unsupported_and_makes_no_call)
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         fake->clear_calls();
-        auto r = co_await sb->close(with_snapshot);
+        auto r = co_await sb->async_close(with_snapshot);
         BOOST_TEST_REQUIRE(!r);
         BOOST_TEST((r.error() == errc::unsupported));
         BOOST_TEST(fake->calls().empty());
@@ -483,7 +484,7 @@ BOOST_AUTO_TEST_CASE(status_reports_template_times_and_command_count)
         e2b_sandbox_options o;
         o.template_name = "tmpl";
         auto sb = co_await make_sandbox(ex, fake, o);
-        auto s0 = co_await sb->status();
+        auto s0 = co_await sb->async_status();
         BOOST_TEST_REQUIRE(s0.has_value());
         BOOST_TEST(s0->id == sb->id());
         BOOST_TEST(s0->template_name == "tmpl");
@@ -492,9 +493,9 @@ BOOST_AUTO_TEST_CASE(status_reports_template_times_and_command_count)
         // The clock must move past the first activity (its resolution is finite).
         auto const later = [&] { return std::chrono::system_clock::now() > s0->last_activity_at; };
         BOOST_TEST_REQUIRE(co_await async_eventually(later));
-        co_await sb->exec(shell("true"));
-        co_await sb->exec_file(argv("/bin/true"));
-        auto s1 = co_await sb->status();
+        co_await sb->async_exec(shell("true"));
+        co_await sb->async_exec_file(argv("/bin/true"));
+        auto s1 = co_await sb->async_status();
         BOOST_TEST(s1->command_count == 2u);
         BOOST_TEST((s1->last_activity_at > s0->last_activity_at));
         BOOST_TEST((s1->state == sandbox_state::running));
@@ -507,13 +508,13 @@ BOOST_AUTO_TEST_CASE(a_sandbox_gone_at_the_vendor_is_reported_killed)
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         co_await fake->kill_sandbox(sb->id());  // on_timeout kill at the vendor
-        auto s = co_await sb->status();
+        auto s = co_await sb->async_status();
         BOOST_TEST_REQUIRE(s.has_value());
         BOOST_TEST((s->state == sandbox_state::killed));
         fake->clear_calls();
-        auto e = co_await sb->exec(shell("true"));
+        auto e = co_await sb->async_exec(shell("true"));
         BOOST_TEST((!e && e.error() == errc::not_found));
-        auto k = co_await sb->kill();  // already gone: success, no call
+        auto k = co_await sb->async_kill();  // already gone: success, no call
         BOOST_TEST(k.has_value());
         BOOST_TEST(fake->calls().empty());
     });
@@ -525,10 +526,10 @@ BOOST_AUTO_TEST_CASE(paused_by_the_vendor_is_seen_by_status)
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         co_await fake->pause_sandbox(sb->id(), true);  // on_timeout pause
-        auto s = co_await sb->status();
+        auto s = co_await sb->async_status();
         BOOST_TEST((s->state == sandbox_state::paused));
         fake->clear_calls();
-        auto e = co_await sb->exec(shell("true"));
+        auto e = co_await sb->async_exec(shell("true"));
         BOOST_TEST((!e && e.error() == errc::paused));
         BOOST_TEST(fake->calls().empty());
     });

@@ -44,7 +44,7 @@ BOOST_AUTO_TEST_CASE(exec_runs_sh_c_in_the_workdir_and_captures_output)
         req.on_data = [&](output_stream s, std::string_view d) {
             streamed += (s == output_stream::stderr_stream ? "E:" : "O:") + std::string(d);
         };
-        co_return co_await sb->exec(std::move(req));
+        co_return co_await sb->async_exec(std::move(req));
     });
     BOOST_REQUIRE(r.has_value());
     BOOST_TEST(r->exit_code.value_or(-99) == 0);
@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(exec_file_passes_argv_without_a_shell_and_reports_the_exit_
         auto req = argv("/usr/bin/printf", "%s", "a b; rm -rf /");
         req.cwd = "/tmp";
         req.capture_output = false;
-        co_return co_await sb->exec_file(std::move(req));
+        co_return co_await sb->async_exec_file(std::move(req));
     });
     BOOST_REQUIRE(r.has_value());
     BOOST_TEST(r->exit_code.value_or(-99) == 3);
@@ -90,7 +90,7 @@ BOOST_AUTO_TEST_CASE(timeout_sends_sigkill_and_reports_timed_out_without_exit_co
         auto sb = co_await make_sandbox(ex, fake);
         auto req = argv("/bin/sleep", "60");
         req.timeout = std::chrono::milliseconds(50);
-        co_return co_await sb->exec_file(std::move(req));
+        co_return co_await sb->async_exec_file(std::move(req));
     });
     BOOST_REQUIRE(r.has_value());
     BOOST_TEST((r->outcome == exit_outcome::timed_out));
@@ -109,7 +109,7 @@ BOOST_AUTO_TEST_CASE(cancellation_sends_sigkill_and_reports_cancelled)
     fake->script_next_process(runs_until_signalled());
     auto r = run_coro([&](auto ex) -> asio::awaitable<result<exec_result>> {
         auto sb = co_await make_sandbox(ex, fake);
-        co_return co_await cancel_after(sb->exec_file(argv("/bin/sleep", "60")), std::chrono::milliseconds(40));
+        co_return co_await cancel_after(sb->async_exec_file(argv("/bin/sleep", "60")), std::chrono::milliseconds(40));
     });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == errc::cancelled));
@@ -127,7 +127,7 @@ BOOST_AUTO_TEST_CASE(cancellation_with_a_timeout_still_reports_cancelled)
         auto sb = co_await make_sandbox(ex, fake);
         auto req = argv("/bin/sleep", "60");
         req.timeout = std::chrono::milliseconds(5000);
-        co_return co_await cancel_after(sb->exec_file(std::move(req)), std::chrono::milliseconds(40));
+        co_return co_await cancel_after(sb->async_exec_file(std::move(req)), std::chrono::milliseconds(40));
     });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == errc::cancelled));
@@ -145,7 +145,7 @@ BOOST_AUTO_TEST_CASE(output_overflow_sends_sigkill_and_fails_with_limit_exceeded
         auto sb = co_await make_sandbox(ex, fake, o);
         auto req = shell("yes");
         req.on_data = [&](output_stream, std::string_view d) { streamed += d; };
-        co_return co_await sb->exec(std::move(req));
+        co_return co_await sb->async_exec(std::move(req));
     });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == errc::limit_exceeded));
@@ -165,7 +165,7 @@ BOOST_AUTO_TEST_CASE(a_cut_stream_is_an_unknown_outcome_never_an_exit_code)
     fake->script_next_process(s);
     auto r = run_coro([&](auto ex) -> asio::awaitable<result<exec_result>> {
         auto sb = co_await make_sandbox(ex, fake);
-        co_return co_await sb->exec(shell("echo x"));
+        co_return co_await sb->async_exec(shell("echo x"));
     });
     BOOST_REQUIRE(r.has_value());
     BOOST_TEST((r->outcome == exit_outcome::unknown));
@@ -184,7 +184,7 @@ BOOST_AUTO_TEST_CASE(a_killed_process_has_no_exit_code)
     fake->script_next_process(s);
     auto r = run_coro([&](auto ex) -> asio::awaitable<result<exec_result>> {
         auto sb = co_await make_sandbox(ex, fake);
-        co_return co_await sb->exec(shell("kill -9 $$"));
+        co_return co_await sb->async_exec(shell("kill -9 $$"));
     });
     BOOST_REQUIRE(r.has_value());
     BOOST_TEST((r->outcome == exit_outcome::killed));
@@ -199,10 +199,10 @@ BOOST_AUTO_TEST_CASE(max_commands_fails_the_next_command_without_a_vendor_call)
         e2b_sandbox_options o;
         o.limits.max_commands = 2;
         auto sb = co_await make_sandbox(ex, fake, o);
-        auto a = co_await sb->exec(shell("true"));
-        auto b = co_await sb->exec(shell("true"));
+        auto a = co_await sb->async_exec(shell("true"));
+        auto b = co_await sb->async_exec(shell("true"));
         BOOST_TEST((a.has_value() && b.has_value()));
-        auto c = co_await sb->exec(shell("true"));
+        auto c = co_await sb->async_exec(shell("true"));
         BOOST_TEST_REQUIRE(!c);
         BOOST_TEST((c.error() == errc::limit_exceeded));
         BOOST_TEST(fake->count("start_process") == 2u);
@@ -220,21 +220,21 @@ BOOST_AUTO_TEST_CASE(invalid_commands_and_env_caps_fail_before_any_call)
         fake->clear_calls();
         auto r1 = shell("true");
         r1.env = {{"1BAD", "x"}};
-        auto e1 = co_await sb->exec(std::move(r1));
+        auto e1 = co_await sb->async_exec(std::move(r1));
         BOOST_TEST((!e1 && e1.error() == errc::invalid_argument));
         auto r2 = shell("true");
         r2.env = {{"A", "1"}, {"B", "2"}, {"C", "3"}};
-        auto e2 = co_await sb->exec(std::move(r2));
+        auto e2 = co_await sb->async_exec(std::move(r2));
         BOOST_TEST((!e2 && e2.error() == errc::limit_exceeded));
         auto r3 = shell("true");
         r3.env = {{"A", std::string(40, 'x')}};
-        auto e3 = co_await sb->exec(std::move(r3));
+        auto e3 = co_await sb->async_exec(std::move(r3));
         BOOST_TEST((!e3 && e3.error() == errc::limit_exceeded));
         auto r4 = argv("/bin/echo", std::string("a\0b", 3));
-        auto e4 = co_await sb->exec_file(std::move(r4));
+        auto e4 = co_await sb->async_exec_file(std::move(r4));
         BOOST_TEST((!e4 && e4.error() == errc::invalid_argument));
         BOOST_TEST(fake->calls().empty());
-        auto s = co_await sb->status();
+        auto s = co_await sb->async_status();
         BOOST_TEST(s->command_count == 0u);  // rejected commands are not counted
     });
 }
@@ -249,7 +249,7 @@ BOOST_AUTO_TEST_CASE(concurrent_execs_are_capped_by_the_governor)
         auto sb = co_await make_sandbox(ex, fake, o);
         int done = 0;
         for (int i = 0; i < 6; ++i)
-            asio::co_spawn(ex, sb->exec_file(argv("/bin/sleep", "60")), [&](std::exception_ptr, auto) { ++done; });
+            asio::co_spawn(ex, sb->async_exec_file(argv("/bin/sleep", "60")), [&](std::exception_ptr, auto) { ++done; });
         // All six admitted, two started: the other four wait for a slot, which
         // only an ending process frees.
         auto const all_admitted = [&]() { return admitted_at_least(*sb, 6); };
@@ -275,15 +275,15 @@ BOOST_AUTO_TEST_CASE(a_pause_while_queued_for_a_slot_fails_the_exec_without_a_ca
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);  // max_concurrent_execs 1
         std::optional<result<exec_result>> first, queued;
-        asio::co_spawn(ex, sb->exec_file(argv("/bin/sleep", "60")),
+        asio::co_spawn(ex, sb->async_exec_file(argv("/bin/sleep", "60")),
                        [&](std::exception_ptr, result<exec_result> r) { first = std::move(r); });
         auto const first_started = [&] { return fake->count("start_process") == 1u; };
         BOOST_TEST_REQUIRE(co_await async_eventually(first_started));
-        asio::co_spawn(ex, sb->exec(shell("true")),
+        asio::co_spawn(ex, sb->async_exec(shell("true")),
                        [&](std::exception_ptr, result<exec_result> r) { queued = std::move(r); });
         auto const second_queued = [&]() { return admitted_at_least(*sb, 2); };
         BOOST_TEST_REQUIRE(co_await async_eventually(second_queued));
-        auto p = co_await sb->pause(keep_memory);
+        auto p = co_await sb->async_pause(keep_memory);
         BOOST_TEST(p.has_value());
         fake->end_process(100, 0);  // frees the slot (as if it finished before the pause)
         auto const answered = [&] { return queued.has_value(); };
@@ -299,7 +299,7 @@ BOOST_AUTO_TEST_CASE(start_failure_is_reported_as_the_vendor_error)
     auto r = run_coro([&](auto ex) -> asio::awaitable<result<exec_result>> {
         auto sb = co_await make_sandbox(ex, fake);
         fake->fail_next("start_process", error(errc::unauthenticated, "bad token", {"process.Start", 401}));
-        co_return co_await sb->exec(shell("true"));
+        co_return co_await sb->async_exec(shell("true"));
     });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == errc::unauthenticated));

@@ -43,16 +43,16 @@ BOOST_AUTO_TEST_CASE(attaches_only_when_every_expectation_matches)
         e2b_sandbox_options o;
         o.labels = created;
         auto sb = co_await make_sandbox(ex, fake, o);
-        auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
+        auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         BOOST_TEST_REQUIRE(h.has_value());
         auto const ref = (*h)->ref();
-        co_await (*h)->release();
+        co_await (*h)->async_release();
         auto const id = sb->id();
 
         auto refused = [&](e2b_process_recovery_expectations e, std::string r) -> asio::awaitable<bool> {
             auto backend = create_e2b_process_recovery_backend(sb, std::move(e));
-            auto got = co_await backend->attach(std::move(r), nullptr);
-            co_return got == nullptr;
+            auto got = co_await backend->async_attach(std::move(r), nullptr);
+            co_return got.has_value() && *got == nullptr;
         };
         BOOST_TEST(co_await refused(expect("sbx-other", "/workspace", good_labels), ref));
         BOOST_TEST(co_await refused(expect("", "/workspace", good_labels), ref));
@@ -75,21 +75,22 @@ BOOST_AUTO_TEST_CASE(attaches_only_when_every_expectation_matches)
         BOOST_TEST(co_await refused(expect(id, "/workspace", good_labels), ref));
 
         auto backend = create_e2b_process_recovery_backend(sb, expect(id, "/workspace", good_labels));
-        auto ok = co_await backend->attach(ref, nullptr);
-        BOOST_TEST_REQUIRE(ok != nullptr);
+        auto attached = co_await backend->async_attach(ref, nullptr);
+        BOOST_TEST_REQUIRE((attached.has_value() && *attached != nullptr));
+        auto ok = std::move(*attached);
         BOOST_TEST(ok->pid() == rec.pid);
         BOOST_TEST(fake->count("connect_process") == 1u);
-        co_await ok->kill();
-        auto gone = co_await backend->attach(ref, nullptr);
-        BOOST_TEST(gone == nullptr);
+        co_await ok->async_kill();
+        auto gone = co_await backend->async_attach(ref, nullptr);
+        BOOST_TEST((gone.has_value() && *gone == nullptr));
     });
 }
 
 BOOST_AUTO_TEST_CASE(a_null_sandbox_is_refused)
 {
     auto backend = create_e2b_process_recovery_backend(nullptr, expect("sbx-1", "/workspace", {}));
-    auto got = run_coro([&](auto) { return backend->attach("prism-e2b-proc:x", nullptr); });
-    BOOST_TEST(got == nullptr);
+    auto got = run_coro([&](auto) { return backend->async_attach("prism-e2b-proc:x", nullptr); });
+    BOOST_TEST((got.has_value() && *got == nullptr));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -24,12 +24,14 @@ class exec_only_sandbox final : public disposable_sandbox {
 public:
     std::string const& id() const noexcept override { return id_; }
     sandbox_capabilities capabilities() const noexcept override { return {}; }
-    asio::awaitable<result<exec_result>> exec(exec_request) override { co_return exec_result{}; }
-    asio::awaitable<result<exec_result>> exec_file(exec_file_request) override { co_return exec_result{}; }
-    asio::awaitable<result<sandbox_status>> status() override { co_return sandbox_status{}; }
-    asio::awaitable<result<void>> stop(stop_options) override { co_return result<void>(); }
-    asio::awaitable<result<void>> kill() override { co_return result<void>(); }
-    asio::awaitable<result<void>> close(close_options) override { co_return result<void>(); }
+
+protected:
+    void do_exec(exec_request, completion_handler<exec_result> h) override { std::move(h)(exec_result{}); }
+    void do_exec_file(exec_file_request, completion_handler<exec_result> h) override { std::move(h)(exec_result{}); }
+    void do_status(completion_handler<sandbox_status> h) override { std::move(h)(sandbox_status{}); }
+    void do_stop(stop_options, completion_handler<void> h) override { std::move(h)(result<void>()); }
+    void do_kill(completion_handler<void> h) override { std::move(h)(result<void>()); }
+    void do_close(close_options, completion_handler<void> h) override { std::move(h)(result<void>()); }
 
 private:
     std::string id_ = "exec-only";
@@ -87,7 +89,7 @@ BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
         auto reg = process_sessions::create(ex, o);
         BOOST_TEST_REQUIRE(reg.has_value());
         auto& ps = **reg;
-        auto id = co_await ps.start("alice", proc("/bin/cat"));
+        auto id = co_await ps.async_start("alice", proc("/bin/cat"));
         BOOST_TEST_REQUIRE(id.has_value());
         {
             auto const ready = [&] { return ps.output("alice", *id, 0, 100)->cursor == 4; };
@@ -106,7 +108,7 @@ BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
             cur = p->cursor;
         }
         BOOST_TEST(all == "hello world");
-        auto in = co_await ps.input("alice", *id, "!");
+        auto in = co_await ps.async_input("alice", *id, "!");
         BOOST_TEST(in.has_value());
         {
             auto const ready = [&] { return ps.output("alice", *id, cur)->data == "!"; };
@@ -115,7 +117,7 @@ BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
         auto info = ps.info("alice", *id);
         BOOST_TEST_REQUIRE(info.has_value());
         fake->end_process(info->pid, 0);
-        auto w = co_await ps.wait("alice", *id, std::chrono::milliseconds(2000));
+        auto w = co_await ps.async_wait("alice", *id, std::chrono::milliseconds(2000));
         BOOST_TEST_REQUIRE(w.has_value());
         BOOST_TEST(w->exit_code.value_or(-1) == 0);
         {
@@ -136,26 +138,26 @@ BOOST_AUTO_TEST_CASE(owner_checks_refuse_another_owner)
         process_sessions_options o;
         o.sandbox = sb;
         auto ps = *process_sessions::create(ex, o);
-        auto id = *co_await ps->start("alice", proc("/bin/sleep", "600"));
+        auto id = *co_await ps->async_start("alice", proc("/bin/sleep", "600"));
         fake->clear_calls();
         auto out = ps->output("mallory", id, 0);
         BOOST_TEST((!out && out.error() == errc::wrong_owner));
-        auto in = co_await ps->input("mallory", id, "x");
+        auto in = co_await ps->async_input("mallory", id, "x");
         BOOST_TEST((!in && in.error() == errc::wrong_owner));
-        auto w = co_await ps->wait("mallory", id, std::chrono::milliseconds(1));
+        auto w = co_await ps->async_wait("mallory", id, std::chrono::milliseconds(1));
         BOOST_TEST((!w && w.error() == errc::wrong_owner));
-        auto s = co_await ps->signal("mallory", id, process_signal::sigterm);
+        auto s = co_await ps->async_signal("mallory", id, process_signal::sigterm);
         BOOST_TEST((!s && s.error() == errc::wrong_owner));
-        auto k = co_await ps->kill("mallory", id);
+        auto k = co_await ps->async_kill("mallory", id);
         BOOST_TEST((!k && k.error() == errc::wrong_owner));
-        auto r = co_await ps->release("mallory", id);
+        auto r = co_await ps->async_release("mallory", id);
         BOOST_TEST((!r && r.error() == errc::wrong_owner));
         auto i = ps->info("mallory", id);
         BOOST_TEST((!i && i.error() == errc::wrong_owner));
         BOOST_TEST(fake->calls().empty());  // refused before any vendor call
         auto unknown = ps->output("alice", "ps-999", 0);
         BOOST_TEST((!unknown && unknown.error() == errc::not_found));
-        auto k2 = co_await ps->kill("alice", id);
+        auto k2 = co_await ps->async_kill("alice", id);
         BOOST_TEST(k2.has_value());
         BOOST_TEST(fake->count("send_signal") == 1u);
     });
@@ -172,25 +174,25 @@ BOOST_AUTO_TEST_CASE(caps_on_sessions_and_input)
         o.limits.max_sessions = 2;
         o.limits.max_input_write = 4;
         auto ps = *process_sessions::create(ex, o);
-        auto a = co_await ps->start("alice", proc("/bin/cat"));
-        auto b = co_await ps->start("bob", proc("/bin/cat"));
+        auto a = co_await ps->async_start("alice", proc("/bin/cat"));
+        auto b = co_await ps->async_start("bob", proc("/bin/cat"));
         BOOST_TEST_REQUIRE((a.has_value() && b.has_value()));
-        auto c = co_await ps->start("carol", proc("/bin/cat"));
+        auto c = co_await ps->async_start("carol", proc("/bin/cat"));
         BOOST_TEST_REQUIRE(!c);
         BOOST_TEST((c.error() == errc::limit_exceeded));
         BOOST_TEST(fake->count("start_process") == 2u);
-        auto big = co_await ps->input("alice", *a, "12345");
+        auto big = co_await ps->async_input("alice", *a, "12345");
         BOOST_TEST((!big && big.error() == errc::limit_exceeded));
         BOOST_TEST(fake->count("send_stdin") == 0u);
         // Releasing frees a slot; the process keeps running.
-        auto rel = co_await ps->release("bob", *b);
+        auto rel = co_await ps->async_release("bob", *b);
         BOOST_TEST(rel.has_value());
         BOOST_TEST(ps->size() == 1u);
         BOOST_TEST(!fake->process(101)->ended);
-        auto c2 = co_await ps->start("carol", proc("/bin/cat"));
+        auto c2 = co_await ps->async_start("carol", proc("/bin/cat"));
         BOOST_TEST(c2.has_value());
-        co_await ps->kill("alice", *a);
-        co_await ps->kill("carol", *c2);
+        co_await ps->async_kill("alice", *a);
+        co_await ps->async_kill("carol", *c2);
     });
 }
 
@@ -206,8 +208,8 @@ BOOST_AUTO_TEST_CASE(total_output_is_capped_dropping_the_oldest_bytes)
         o.sandbox = sb;
         o.limits.max_total_output = 120;
         auto ps = *process_sessions::create(ex, o);
-        auto id = *co_await ps->start("alice", proc("/bin/gen"));
-        auto w = co_await ps->wait("alice", id, std::chrono::milliseconds(2000));
+        auto id = *co_await ps->async_start("alice", proc("/bin/gen"));
+        auto w = co_await ps->async_wait("alice", id, std::chrono::milliseconds(2000));
         BOOST_TEST(w.has_value());
         auto page = ps->output("alice", id, 0, 1000);
         BOOST_TEST_REQUIRE(page.has_value());
@@ -231,8 +233,8 @@ BOOST_AUTO_TEST_CASE(unknown_outcome_never_fabricates_an_exit_code)
         process_sessions_options o;
         o.sandbox = sb;
         auto ps = *process_sessions::create(ex, o);
-        auto id = *co_await ps->start("alice", proc("/bin/x"));
-        auto w = co_await ps->wait("alice", id, std::chrono::milliseconds(2000));
+        auto id = *co_await ps->async_start("alice", proc("/bin/x"));
+        auto w = co_await ps->async_wait("alice", id, std::chrono::milliseconds(2000));
         BOOST_TEST_REQUIRE(w.has_value());
         BOOST_TEST((w->outcome == exit_outcome::unknown));
         BOOST_TEST(!w->exit_code.has_value());
@@ -248,17 +250,17 @@ BOOST_AUTO_TEST_CASE(attach_is_wired_to_the_sandbox_automatically)
         process_sessions_options o;
         o.sandbox = sb;
         auto ps = *process_sessions::create(ex, o);
-        auto id = *co_await ps->start("alice", proc("/bin/sleep", "600"));
+        auto id = *co_await ps->async_start("alice", proc("/bin/sleep", "600"));
         auto ref = ps->info("alice", id)->ref;
-        co_await ps->release("alice", id);
-        auto again = co_await ps->attach("bob", ref);
+        co_await ps->async_release("alice", id);
+        auto again = co_await ps->async_attach("bob", ref);
         BOOST_TEST_REQUIRE(again.has_value());
         BOOST_TEST(ps->info("bob", *again)->pid == 100u);
         BOOST_TEST(fake->count("connect_process") == 1u);
-        auto bogus = co_await ps->attach("bob", "prism-e2b-proc:xyz");
+        auto bogus = co_await ps->async_attach("bob", "prism-e2b-proc:xyz");
         BOOST_TEST_REQUIRE(!bogus);
         BOOST_TEST((bogus.error() == errc::not_found));
-        co_await ps->kill("bob", *again);
+        co_await ps->async_kill("bob", *again);
     });
 }
 
@@ -272,8 +274,8 @@ BOOST_AUTO_TEST_CASE(lifetime_cap_kills_the_process)
         o.sandbox = sb;
         o.limits.max_lifetime = std::chrono::milliseconds(50);
         auto ps = *process_sessions::create(ex, o);
-        auto id = *co_await ps->start("alice", proc("/bin/sleep", "600"));
-        auto w = co_await ps->wait("alice", id, std::chrono::milliseconds(3000));
+        auto id = *co_await ps->async_start("alice", proc("/bin/sleep", "600"));
+        auto w = co_await ps->async_wait("alice", id, std::chrono::milliseconds(3000));
         BOOST_TEST_REQUIRE(w.has_value());
         BOOST_TEST((w->outcome == exit_outcome::killed));
         BOOST_TEST(!w->exit_code.has_value());

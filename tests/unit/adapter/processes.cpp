@@ -47,7 +47,7 @@ BOOST_AUTO_TEST_CASE(start_process_gives_a_non_secret_ref_and_streams_output)
         auto req = proc("/bin/cat");
         req.env = {{"SECRET_ENV", "do-not-put-in-ref"}};
         req.on_data = out.cb();
-        auto h = co_await sb->start_process(std::move(req));
+        auto h = co_await sb->async_start_process(std::move(req));
         BOOST_TEST_REQUIRE(h.has_value());
         BOOST_TEST((*h)->pid() == 100u);
         auto const& ref = (*h)->ref();
@@ -60,16 +60,16 @@ BOOST_AUTO_TEST_CASE(start_process_gives_a_non_secret_ref_and_streams_output)
         BOOST_TEST(rec->workspace == "/workspace");
         BOOST_TEST(rec->command_fingerprint == command_fingerprint("/bin/cat", no_args()));
 
-        auto w = co_await (*h)->write("hello");
+        auto w = co_await (*h)->async_write("hello");
         BOOST_TEST(w.has_value());
         {
             auto const ready = [&] { return out.get() == "hello"; };
             BOOST_TEST(co_await async_eventually(ready));
         }
-        auto c = co_await (*h)->close_stdin();
+        auto c = co_await (*h)->async_close_stdin();
         BOOST_TEST(c.has_value());
         fake->end_process(100, 7);
-        auto e = co_await (*h)->wait(std::chrono::milliseconds(2000));
+        auto e = co_await (*h)->async_wait(std::chrono::milliseconds(2000));
         BOOST_TEST_REQUIRE(e.has_value());
         BOOST_TEST(e->exit_code.value_or(-99) == 7);
         BOOST_TEST((e->outcome == exit_outcome::exited));
@@ -87,18 +87,18 @@ BOOST_AUTO_TEST_CASE(wait_with_a_timeout_is_timed_out_and_kill_reports_killed_wi
     fake->script_next_process(long_running());
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
-        auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
+        auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         BOOST_TEST_REQUIRE(h.has_value());
-        auto w = co_await (*h)->wait(std::chrono::milliseconds(30));
+        auto w = co_await (*h)->async_wait(std::chrono::milliseconds(30));
         BOOST_TEST_REQUIRE(!w);
         BOOST_TEST((w.error() == errc::timed_out));
-        auto k = co_await (*h)->kill();
+        auto k = co_await (*h)->async_kill();
         BOOST_TEST(k.has_value());
-        auto e = co_await (*h)->wait(std::chrono::milliseconds(1000));
+        auto e = co_await (*h)->async_wait(std::chrono::milliseconds(1000));
         BOOST_TEST_REQUIRE(e.has_value());
         BOOST_TEST((e->outcome == exit_outcome::killed));
         BOOST_TEST(!e->exit_code.has_value());
-        auto k2 = co_await (*h)->kill();  // already ended: not an error, no second signal
+        auto k2 = co_await (*h)->async_kill();  // already ended: not an error, no second signal
         BOOST_TEST(k2.has_value());
     });
     BOOST_TEST(fake->calls_named("send_signal").size() == 1u);
@@ -111,9 +111,9 @@ BOOST_AUTO_TEST_CASE(wait_honours_cancellation_and_the_process_keeps_running)
     fake->script_next_process(long_running());
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
-        auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
+        auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         BOOST_TEST_REQUIRE(h.has_value());
-        auto w = co_await cancel_after((*h)->wait(std::nullopt), std::chrono::milliseconds(30));
+        auto w = co_await cancel_after((*h)->async_wait(std::nullopt), std::chrono::milliseconds(30));
         BOOST_TEST_REQUIRE(!w);
         BOOST_TEST((w.error() == errc::cancelled));
         BOOST_TEST(!fake->process(100)->ended);
@@ -127,10 +127,10 @@ BOOST_AUTO_TEST_CASE(signal_sends_the_named_signal)
     fake->script_next_process(long_running());
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
-        auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
-        auto s = co_await (*h)->signal(process_signal::sigterm);
+        auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
+        auto s = co_await (*h)->async_signal(process_signal::sigterm);
         BOOST_TEST(s.has_value());
-        auto e = co_await (*h)->wait(std::chrono::milliseconds(1000));
+        auto e = co_await (*h)->async_wait(std::chrono::milliseconds(1000));
         BOOST_TEST_REQUIRE(e.has_value());
         BOOST_TEST(!e->exit_code.has_value());
         BOOST_TEST((e->outcome == exit_outcome::killed));
@@ -145,15 +145,15 @@ BOOST_AUTO_TEST_CASE(release_detaches_and_attach_reconnects_by_ref)
     collector out;
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
-        auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
+        auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         auto ref = (*h)->ref();
-        auto r = co_await (*h)->release();
+        auto r = co_await (*h)->async_release();
         BOOST_TEST(r.has_value());
         BOOST_TEST(!fake->process(100)->ended);  // release never stops the process
-        auto w = co_await (*h)->wait(std::chrono::milliseconds(10));
+        auto w = co_await (*h)->async_wait(std::chrono::milliseconds(10));
         BOOST_TEST(!w);
 
-        auto a = co_await sb->attach_process(ref, out.cb());
+        auto a = co_await sb->async_attach_process(ref, out.cb());
         BOOST_TEST_REQUIRE(a.has_value());
         BOOST_TEST_REQUIRE(a->get() != nullptr);
         BOOST_TEST((*a)->pid() == 100u);
@@ -164,7 +164,7 @@ BOOST_AUTO_TEST_CASE(release_detaches_and_attach_reconnects_by_ref)
             BOOST_TEST(co_await async_eventually(ready));
         }
         fake->end_process(100, 0);
-        auto e = co_await (*a)->wait(std::chrono::milliseconds(1000));
+        auto e = co_await (*a)->async_wait(std::chrono::milliseconds(1000));
         BOOST_TEST_REQUIRE(e.has_value());
         BOOST_TEST(e->exit_code.value_or(-1) == 0);
     });
@@ -178,32 +178,32 @@ BOOST_AUTO_TEST_CASE(attach_returns_null_for_bad_refs_and_gone_processes)
     fake->script_next_process(long_running());
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
-        auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
+        auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         auto rec = *decode_process_ref((*h)->ref());
         fake->clear_calls();
 
-        auto malformed = co_await sb->attach_process("prism-e2b-proc:!!!", nullptr);
+        auto malformed = co_await sb->async_attach_process("prism-e2b-proc:!!!", nullptr);
         BOOST_TEST_REQUIRE(malformed.has_value());
         BOOST_TEST(malformed->get() == nullptr);
         auto other_rec = rec;
         other_rec.sandbox_id = "sbx-other";
-        auto other = co_await sb->attach_process(encode_process_ref(other_rec), nullptr);
+        auto other = co_await sb->async_attach_process(encode_process_ref(other_rec), nullptr);
         BOOST_TEST((other.has_value() && other->get() == nullptr));
         auto ws_rec = rec;
         ws_rec.workspace = "/elsewhere";
-        auto ws = co_await sb->attach_process(encode_process_ref(ws_rec), nullptr);
+        auto ws = co_await sb->async_attach_process(encode_process_ref(ws_rec), nullptr);
         BOOST_TEST((ws.has_value() && ws->get() == nullptr));
         BOOST_TEST(fake->calls().empty());  // refused before any vendor call
 
         auto fp_rec = rec;
         fp_rec.command_fingerprint = command_fingerprint("/bin/sh", N({"-c", "evil"}));
-        auto fp = co_await sb->attach_process(encode_process_ref(fp_rec), nullptr);
+        auto fp = co_await sb->async_attach_process(encode_process_ref(fp_rec), nullptr);
         BOOST_TEST((fp.has_value() && fp->get() == nullptr));  // pid runs another command
         BOOST_TEST(fake->count("connect_process") == 0u);
 
-        auto k = co_await (*h)->kill();
+        auto k = co_await (*h)->async_kill();
         BOOST_TEST(k.has_value());
-        auto gone = co_await sb->attach_process((*h)->ref(), nullptr);
+        auto gone = co_await sb->async_attach_process((*h)->ref(), nullptr);
         BOOST_TEST_REQUIRE(gone.has_value());
         BOOST_TEST(gone->get() == nullptr);
     });
@@ -215,19 +215,19 @@ BOOST_AUTO_TEST_CASE(attach_after_memory_pause_and_resume_works)
     fake->script_next_process(long_running());
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
-        auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
+        auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         auto ref = (*h)->ref();
-        co_await (*h)->release();
-        auto p = co_await sb->pause(keep_memory);
+        co_await (*h)->async_release();
+        auto p = co_await sb->async_pause(keep_memory);
         BOOST_TEST_REQUIRE(p.has_value());
         fake->clear_calls();
-        auto while_paused = co_await sb->attach_process(ref, nullptr);
+        auto while_paused = co_await sb->async_attach_process(ref, nullptr);
         BOOST_TEST_REQUIRE(!while_paused);  // activity never resumes
         BOOST_TEST((while_paused.error() == errc::paused));
         BOOST_TEST(fake->calls().empty());
-        auto r = co_await sb->resume();
+        auto r = co_await sb->async_resume();
         BOOST_TEST(r.has_value());
-        auto a = co_await sb->attach_process(ref, nullptr);
+        auto a = co_await sb->async_attach_process(ref, nullptr);
         BOOST_TEST_REQUIRE(a.has_value());
         BOOST_TEST(a->get() != nullptr);
     });
@@ -239,24 +239,24 @@ BOOST_AUTO_TEST_CASE(attach_after_filesystem_pause_returns_null_and_processes_ar
     fake->script_next_process(long_running());
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
-        auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
+        auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         auto ref = (*h)->ref();
-        auto p = co_await sb->pause(filesystem_only);
+        auto p = co_await sb->async_pause(filesystem_only);
         BOOST_TEST_REQUIRE(p.has_value());
         BOOST_TEST((p->snapshot == snapshot_kind::filesystem));
         // The live handle learns its process is gone: unknown, never an exit code.
-        auto e = co_await (*h)->wait(std::chrono::milliseconds(1000));
+        auto e = co_await (*h)->async_wait(std::chrono::milliseconds(1000));
         BOOST_TEST_REQUIRE(e.has_value());
         BOOST_TEST((e->outcome == exit_outcome::unknown));
         BOOST_TEST(!e->exit_code.has_value());
         fake->clear_calls();
-        auto while_paused = co_await sb->attach_process(ref, nullptr);
+        auto while_paused = co_await sb->async_attach_process(ref, nullptr);
         BOOST_TEST_REQUIRE(while_paused.has_value());
         BOOST_TEST(while_paused->get() == nullptr);
         BOOST_TEST(fake->calls().empty());
-        auto r = co_await sb->resume();
+        auto r = co_await sb->async_resume();
         BOOST_TEST(r.has_value());
-        auto after = co_await sb->attach_process(ref, nullptr);
+        auto after = co_await sb->async_attach_process(ref, nullptr);
         BOOST_TEST_REQUIRE(after.has_value());
         BOOST_TEST(after->get() == nullptr);
         BOOST_TEST(fake->count("start_process") == 0u);  // nothing restarted
@@ -274,15 +274,15 @@ BOOST_AUTO_TEST_CASE(a_stream_cut_by_a_memory_pause_is_reattached_on_resume)
         auto sb = co_await make_sandbox(ex, fake);
         auto req = proc("/bin/sleep", "600");
         req.on_data = out.cb();
-        auto h = co_await sb->start_process(std::move(req));
+        auto h = co_await sb->async_start_process(std::move(req));
         BOOST_TEST_REQUIRE(h.has_value());
-        co_await sb->pause(keep_memory);
+        co_await sb->async_pause(keep_memory);
         // The cut is not an outcome: the process lives on in the snapshot.
-        auto w = co_await (*h)->wait(std::chrono::milliseconds(60));
+        auto w = co_await (*h)->async_wait(std::chrono::milliseconds(60));
         BOOST_TEST_REQUIRE(!w);
         BOOST_TEST((w.error() == errc::timed_out));
         BOOST_TEST(fake->count("connect_process") == 0u);  // nothing while paused
-        co_await sb->resume();
+        co_await sb->async_resume();
         {
             auto const ready = [&] { return fake->count("connect_process") == 1u; };
             BOOST_TEST(co_await async_eventually(ready));
@@ -293,7 +293,7 @@ BOOST_AUTO_TEST_CASE(a_stream_cut_by_a_memory_pause_is_reattached_on_resume)
             BOOST_TEST(co_await async_eventually(ready));
         }
         fake->end_process(100, 5);
-        auto e = co_await (*h)->wait(std::chrono::milliseconds(2000));
+        auto e = co_await (*h)->async_wait(std::chrono::milliseconds(2000));
         BOOST_TEST_REQUIRE(e.has_value());
         BOOST_TEST(e->exit_code.value_or(-1) == 5);
     });
@@ -306,7 +306,7 @@ BOOST_AUTO_TEST_CASE(cancelled_start_stops_the_process_it_may_have_started)
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         fake->fail_next("start_process", error(errc::unauthenticated, "no", {"process.Start", 401}));
-        auto r = co_await sb->start_process(proc("/bin/sleep", "600"));
+        auto r = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         BOOST_TEST((!r && r.error() == errc::unauthenticated));
         BOOST_TEST(fake->count("send_signal") == 0u);  // nothing started: nothing to stop
         auto tag = fake->start_params().at(0).tag;
@@ -321,10 +321,10 @@ BOOST_AUTO_TEST_CASE(kill_of_the_sandbox_ends_live_handles_as_unknown)
     fake->script_next_process(long_running());
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
-        auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
-        auto k = co_await sb->kill();
+        auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
+        auto k = co_await sb->async_kill();
         BOOST_TEST(k.has_value());
-        auto e = co_await (*h)->wait(std::chrono::milliseconds(1000));
+        auto e = co_await (*h)->async_wait(std::chrono::milliseconds(1000));
         BOOST_TEST_REQUIRE(e.has_value());
         BOOST_TEST((e->outcome == exit_outcome::unknown));
         BOOST_TEST(!e->exit_code.has_value());
@@ -337,18 +337,18 @@ BOOST_AUTO_TEST_CASE(process_io_on_a_paused_sandbox_is_paused_without_calls)
     fake->script_next_process(long_running());
     run_coro([&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
-        auto h = co_await sb->start_process(proc("/bin/cat"));
-        co_await sb->pause(keep_memory);
+        auto h = co_await sb->async_start_process(proc("/bin/cat"));
+        co_await sb->async_pause(keep_memory);
         fake->clear_calls();
-        auto w = co_await (*h)->write("x");
+        auto w = co_await (*h)->async_write("x");
         BOOST_TEST((!w && w.error() == errc::paused));
-        auto s = co_await (*h)->signal(process_signal::sigterm);
+        auto s = co_await (*h)->async_signal(process_signal::sigterm);
         BOOST_TEST((!s && s.error() == errc::paused));
         BOOST_TEST(fake->calls().empty());
-        co_await sb->resume();
-        auto w2 = co_await (*h)->write("x");
+        co_await sb->async_resume();
+        auto w2 = co_await (*h)->async_write("x");
         BOOST_TEST(w2.has_value());
-        co_await (*h)->kill();
+        co_await (*h)->async_kill();
     });
 }
 
@@ -362,21 +362,21 @@ BOOST_AUTO_TEST_CASE(start_process_counts_against_max_commands)
         e2b_sandbox_options o;
         o.limits.max_commands = 2;
         auto sb = co_await make_sandbox(ex, fake, o);
-        auto e = co_await sb->exec(shell("true"));
+        auto e = co_await sb->async_exec(shell("true"));
         BOOST_TEST(e.has_value());
-        auto h = co_await sb->start_process(proc("/bin/sleep", "600"));
+        auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         BOOST_TEST_REQUIRE(h.has_value());
-        auto over = co_await sb->start_process(proc("/bin/sleep", "600"));
+        auto over = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         BOOST_TEST_REQUIRE(!over);
         BOOST_TEST((over.error() == errc::limit_exceeded));
-        auto over_exec = co_await sb->exec(shell("true"));
+        auto over_exec = co_await sb->async_exec(shell("true"));
         BOOST_TEST_REQUIRE(!over_exec);
         BOOST_TEST((over_exec.error() == errc::limit_exceeded));
-        auto st = co_await sb->status();
+        auto st = co_await sb->async_status();
         BOOST_TEST_REQUIRE(st.has_value());
         BOOST_TEST(st->command_count == 2u);
         BOOST_TEST(fake->count("start_process") == 2u);  // the refused ones made no call
-        co_await (*h)->kill();
+        co_await (*h)->async_kill();
     });
 }
 

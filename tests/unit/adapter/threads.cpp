@@ -28,16 +28,16 @@ BOOST_AUTO_TEST_CASE(concurrent_operations_on_four_threads)
             auto sb = co_await make_sandbox(ex, fake, o);
             std::atomic<int> ok{0}, done{0};
             for (int i = 0; i < 40; ++i) {
-                asio::co_spawn(ex, sb->exec(shell("echo x")), [&](std::exception_ptr, result<exec_result> r) {
+                asio::co_spawn(ex, sb->async_exec(shell("echo x")), [&](std::exception_ptr, result<exec_result> r) {
                     if (r && r->stdout_data == "x" && r->exit_code == 0) ++ok;
                     ++done;
                 });
-                asio::co_spawn(ex, sb->status(), [&](std::exception_ptr, result<sandbox_status>) {});
+                asio::co_spawn(ex, sb->async_status(), [&](std::exception_ptr, result<sandbox_status>) {});
             }
             auto const all_done = [&] { return done.load() == 40; };
             BOOST_TEST_REQUIRE(co_await async_eventually(all_done));
             BOOST_TEST(ok.load() == 40);
-            auto st = co_await sb->status();
+            auto st = co_await sb->async_status();
             BOOST_TEST(st->command_count == 40u);
 
             // Processes and sessions with readers on several threads, then a kill
@@ -51,14 +51,14 @@ BOOST_AUTO_TEST_CASE(concurrent_operations_on_four_threads)
                 s.after = process_script::then::wait_for_signal;
                 s.echo_stdin = true;
                 fake->script_next_process(s);
-                auto id = co_await ps->start("alice", proc("/bin/cat"));
+                auto id = co_await ps->async_start("alice", proc("/bin/cat"));
                 BOOST_TEST_REQUIRE(id.has_value());
                 ids.push_back(*id);
             }
             std::atomic<int> writes{0};
             for (auto const& id : ids)
                 for (int j = 0; j < 10; ++j)
-                    asio::co_spawn(ex, ps->input("alice", id, "y"),
+                    asio::co_spawn(ex, ps->async_input("alice", id, "y"),
                                    [&](std::exception_ptr, result<void>) { ++writes; });
             auto const all_written = [&] { return writes.load() == 40; };
             BOOST_TEST_REQUIRE(co_await async_eventually(all_written));
@@ -72,7 +72,7 @@ BOOST_AUTO_TEST_CASE(concurrent_operations_on_four_threads)
             auto r2 = co_await std::move(k2);
             BOOST_TEST(r2.has_value());
             for (auto const& id : ids) {
-                auto w = co_await ps->wait("alice", id, std::chrono::milliseconds(3000));
+                auto w = co_await ps->async_wait("alice", id, std::chrono::milliseconds(3000));
                 BOOST_TEST_REQUIRE(w.has_value());
                 BOOST_TEST(!w->exit_code.has_value());  // gone with the sandbox: unknown
             }

@@ -35,14 +35,14 @@ asio::awaitable<int> co_main(example::environment env)
     if (!client) co_return example::fail("client: " + client.error().to_string());
 
     // Create the sandboxes concurrently.
-    using create_op = decltype(asio::co_spawn(ex, create_e2b_sandbox(ex, {}), asio::deferred));
+    using create_op = decltype(asio::co_spawn(ex, async_create_e2b_sandbox(ex, {}), asio::deferred));
     std::vector<create_op> creates;
     for (std::size_t i = 0; i < sandbox_count; ++i) {
         e2b_sandbox_options o;
         o.client = *client;
         o.limits.max_concurrent_execs = max_concurrent;
         o.limits.max_commands = 100;
-        creates.push_back(asio::co_spawn(ex, create_e2b_sandbox(ex, std::move(o)), asio::deferred));
+        creates.push_back(asio::co_spawn(ex, async_create_e2b_sandbox(ex, std::move(o)), asio::deferred));
     }
     auto [order, cerrs, created] = co_await asio::experimental::make_parallel_group(std::move(creates))
                                        .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
@@ -59,7 +59,7 @@ asio::awaitable<int> co_main(example::environment env)
     if (rc == 0) {
         // All 1,000 execs at once; the governors queue what exceeds 8 per sandbox.
         auto const t0 = std::chrono::steady_clock::now();
-        using exec_op = decltype(asio::co_spawn(ex, sandboxes[0]->exec_file({}), asio::deferred));
+        using exec_op = decltype(asio::co_spawn(ex, sandboxes[0]->async_exec_file({}), asio::deferred));
         std::vector<exec_op> execs;
         for (std::size_t i = 0; i < exec_count; ++i) {
             exec_file_request req;
@@ -67,7 +67,7 @@ asio::awaitable<int> co_main(example::environment env)
             req.file = "/bin/sh";
             req.args = {"-c", "sleep 0.05; echo ok " + std::to_string(i)};
             execs.push_back(
-                asio::co_spawn(ex, sandboxes[i % sandboxes.size()]->exec_file(std::move(req)), asio::deferred));
+                asio::co_spawn(ex, sandboxes[i % sandboxes.size()]->async_exec_file(std::move(req)), asio::deferred));
         }
         auto [eorder, eerrs, results] = co_await asio::experimental::make_parallel_group(std::move(execs))
                                             .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
@@ -95,7 +95,7 @@ asio::awaitable<int> co_main(example::environment env)
         }
     }
     for (auto const& s : sandboxes)
-        if (auto k = co_await s->kill(); !k && rc == 0) rc = example::fail("kill: " + k.error().to_string());
+        if (auto k = co_await s->async_kill(); !k && rc == 0) rc = example::fail("kill: " + k.error().to_string());
     co_return rc;
 }
 

@@ -17,7 +17,7 @@ asio::awaitable<int> co_main(example::environment env)
     auto opts = env.sandbox_options();
     opts.labels = {{"app.owner", "alice"}};
     opts.timeout = std::chrono::minutes(10);
-    auto created = co_await create_e2b_sandbox(ex, std::move(opts));
+    auto created = co_await async_create_e2b_sandbox(ex, std::move(opts));
     if (!created) co_return example::fail("create: " + created.error().to_string());
     auto sandbox = *created;
     std::printf("created %s\n", sandbox->id().c_str());
@@ -26,7 +26,7 @@ asio::awaitable<int> co_main(example::environment env)
     echo.file = "/bin/echo";
     echo.args = {"ok"};
     echo.cwd = "/workspace";
-    auto ran = co_await sandbox->exec_file(std::move(echo));
+    auto ran = co_await sandbox->async_exec_file(std::move(echo));
     if (!ran || ran->exit_code != 0 || ran->stdout_data != "ok\n")
         co_return example::fail("exec_file: " +
                                 (ran ? "unexpected output '" + ran->stdout_data + "'" : ran.error().to_string()));
@@ -34,20 +34,20 @@ asio::awaitable<int> co_main(example::environment env)
 
     pause_options filesystem_only;
     filesystem_only.keep_memory = false;
-    auto paused = co_await sandbox->pause_control()->pause(filesystem_only);
+    auto paused = co_await sandbox->pause_control()->async_pause(filesystem_only);
     if (!paused || !paused->is_paused())
         co_return example::fail("pause: " + (paused ? std::string("refused") : paused.error().to_string()));
     std::printf("paused (filesystem snapshot)\n");
 
     auto copts = env.connect_options(sandbox->id());
     copts.expected_labels = {{"app.owner", "alice"}};
-    auto again = co_await connect_e2b_sandbox(ex, std::move(copts));
+    auto again = co_await async_connect_e2b_sandbox(ex, std::move(copts));
     if (!again) co_return example::fail("connect: " + again.error().to_string());
-    if (auto r = co_await (*again)->pause_control()->resume(); !r)
+    if (auto r = co_await (*again)->pause_control()->async_resume(); !r)
         co_return example::fail("resume: " + r.error().to_string());
     std::printf("reconnected as the owner and resumed\n");
 
-    if (auto r = co_await (*again)->kill(); !r) co_return example::fail("kill: " + r.error().to_string());
+    if (auto r = co_await (*again)->async_kill(); !r) co_return example::fail("kill: " + r.error().to_string());
     std::printf("killed\n");
     co_return 0;
 }

@@ -27,20 +27,20 @@ asio::awaitable<int> first_life(example::environment env, host_record& record)
     auto ex = co_await asio::this_coro::executor;
     auto o = env.sandbox_options();
     o.labels = labels;
-    auto created = co_await create_e2b_sandbox(ex, std::move(o));
+    auto created = co_await async_create_e2b_sandbox(ex, std::move(o));
     if (!created) co_return example::fail("create: " + created.error().to_string());
     auto sandbox = *created;
     process_request req;
     req.file = "/bin/sh";
     req.args = {"-c", "while true; do echo beat; sleep 0.2; done"};
     req.stdin_open = false;
-    auto proc = co_await sandbox->start_process(std::move(req));
+    auto proc = co_await sandbox->async_start_process(std::move(req));
     if (!proc) co_return example::fail("start_process: " + proc.error().to_string());
     record = {sandbox->id(), (*proc)->ref()};
     std::printf("first life: sandbox %s, process pid %u\n  ref %s\n", record.sandbox_id.c_str(), (*proc)->pid(),
                 record.process_ref.c_str());
     // Detach: the process keeps running in the sandbox.
-    if (auto r = co_await (*proc)->release(); !r) co_return example::fail("release: " + r.error().to_string());
+    if (auto r = co_await (*proc)->async_release(); !r) co_return example::fail("release: " + r.error().to_string());
     co_return 0;
 }  // every object of the first life is destroyed here
 
@@ -50,7 +50,7 @@ asio::awaitable<int> second_life(example::environment env, host_record record)
     auto ex = co_await asio::this_coro::executor;
     auto o = env.connect_options(record.sandbox_id);
     o.expected_labels = labels;
-    auto connected = co_await connect_e2b_sandbox(ex, std::move(o));
+    auto connected = co_await async_connect_e2b_sandbox(ex, std::move(o));
     if (!connected) co_return example::fail("connect: " + connected.error().to_string());
     auto sandbox = *connected;
     int rc = 0;
@@ -58,7 +58,8 @@ asio::awaitable<int> second_life(example::environment env, host_record record)
     // A backend that expects another workspace must not recover anything.
     auto wrong = create_e2b_process_recovery_backend(sandbox, {record.sandbox_id, "/elsewhere", labels});
     output_callback ignore;
-    if (auto h = co_await wrong->attach(record.process_ref, std::move(ignore)); h)
+    auto refused = co_await wrong->async_attach(record.process_ref, std::move(ignore));
+    if (refused && *refused)
         rc = example::fail("a backend with the wrong workspace recovered the process");
     else
         std::printf("second life: wrong expectations -> nothing recovered (as it must be)\n");
@@ -70,12 +71,13 @@ asio::awaitable<int> second_life(example::environment env, host_record record)
         std::lock_guard lock(output->first);
         output->second.append(d);
     };
-    auto handle = co_await backend->attach(record.process_ref, std::move(collect));
+    auto recovered = co_await backend->async_attach(record.process_ref, std::move(collect));
+    auto handle = recovered ? std::move(*recovered) : nullptr;  // null: cannot be attested
     if (!handle) {
         rc = example::fail("the recovery backend returned null for a live process");
     } else {
         // Still running: a bounded wait times out, and fresh output arrives.
-        auto w = co_await handle->wait(std::chrono::milliseconds(700));
+        auto w = co_await handle->async_wait(std::chrono::milliseconds(700));
         bool const alive = !w && w.error() == errc::timed_out;
         std::size_t got = 0;
         {
@@ -85,14 +87,14 @@ asio::awaitable<int> second_life(example::environment env, host_record record)
         std::printf("second life: recovered pid %u, %s, %zu bytes of new output\n", handle->pid(),
                     alive ? "still running" : "NOT running", got);
         if (!alive || got == 0) rc = example::fail("the recovered process is not alive");
-        if (auto k = co_await handle->kill(); !k) rc = example::fail("kill process: " + k.error().to_string());
-        auto end = co_await handle->wait(std::chrono::milliseconds(5000));
+        if (auto k = co_await handle->async_kill(); !k) rc = example::fail("kill process: " + k.error().to_string());
+        auto end = co_await handle->async_wait(std::chrono::milliseconds(5000));
         if (!end || end->outcome != exit_outcome::killed || end->exit_code)
             rc = example::fail("the killed process did not end as killed");
         else
             std::printf("second life: process killed (%s)\n", end->status.c_str());
     }
-    if (auto k = co_await sandbox->kill(); !k) rc = example::fail("kill sandbox: " + k.error().to_string());
+    if (auto k = co_await sandbox->async_kill(); !k) rc = example::fail("kill sandbox: " + k.error().to_string());
     co_return rc;
 }
 
