@@ -335,12 +335,13 @@ struct init_fds {
 // The child of clone(): only syscalls from here on (the parent may have many threads).
 [[noreturn]] void run_init(init_program const& p, init_fds fds)
 {
-    // Out of the way of 0..3, which the agent gets as config, /dev/null twice and its socket.
-    int const sync_r = ::fcntl(fds.sync_r, F_DUPFD_CLOEXEC, 64);
-    int const report_w = ::fcntl(fds.report_w, F_DUPFD_CLOEXEC, 64);
-    int const agent_exe = ::fcntl(fds.agent_exe, F_DUPFD_CLOEXEC, 64);
-    int const agent_config = ::fcntl(fds.agent_config, F_DUPFD_CLOEXEC, 64);
-    int const agent_listen = ::fcntl(fds.agent_listen, F_DUPFD_CLOEXEC, 64);
+    // Out of the way of 0..3, which the agent gets as config, /dev/null twice and its socket
+    // (above 3, not higher: the descriptor limit may be low).
+    int const sync_r = ::fcntl(fds.sync_r, F_DUPFD_CLOEXEC, 4);
+    int const report_w = ::fcntl(fds.report_w, F_DUPFD_CLOEXEC, 4);
+    int const agent_exe = ::fcntl(fds.agent_exe, F_DUPFD_CLOEXEC, 4);
+    int const agent_config = ::fcntl(fds.agent_config, F_DUPFD_CLOEXEC, 4);
+    int const agent_listen = ::fcntl(fds.agent_listen, F_DUPFD_CLOEXEC, 4);
     if (sync_r < 0 || report_w < 0 || agent_exe < 0 || agent_config < 0 || agent_listen < 0) {
         ::syscall(SYS_exit_group, 127);
         ::_exit(127);

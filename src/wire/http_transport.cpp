@@ -26,8 +26,12 @@ struct http_transport::impl {
     connection_pool pool;
     std::atomic<std::size_t> requests{0};
 
-    exchange_bounds bounds(call_options const& c) const
+    /// The bounds of an attempt that got its connection `waited` after it
+    /// asked: waiting in line for a connection is client-side admission (FIFO,
+    /// "more wait"), so it does not run down the call's deadline.
+    exchange_bounds bounds(call_options c, std::chrono::steady_clock::duration waited) const
     {
+        if (c.deadline != call_options::clock::time_point::max()) c.deadline += waited;
         exchange_bounds b;
         b.deadline = c.attempt_deadline();
         b.header_timeout = opts.header_timeout;
@@ -37,10 +41,13 @@ struct http_transport::impl {
     }
 
     asio::awaitable<attempt_outcome<http_response>> request_once(origin const& o, beast_request const& breq,
-                                                                 exchange_bounds b, std::string const& what, bool fresh)
+                                                                 call_options const& c, std::string const& what,
+                                                                 bool fresh)
     {
+        auto const queued = std::chrono::steady_clock::now();
         auto l = co_await pool.acquire(o, fresh);
         if (!l) co_return attempt_outcome<http_response>{l.error()};
+        auto const b = bounds(c, std::chrono::steady_clock::now() - queued);
         auto conn = l->conn;
         exchange_progress progress;
         auto r = co_await on_strand(conn->strand, exchange_on(*conn, breq, b, progress, what));
@@ -54,12 +61,15 @@ struct http_transport::impl {
 
     asio::awaitable<attempt_outcome<std::unique_ptr<http_stream>>> stream_once(origin const& o,
                                                                                beast_request const& breq,
-                                                                               time_point head_deadline,
+                                                                               call_options const& c,
                                                                                std::string const& what, bool fresh)
     {
         using outcome = attempt_outcome<std::unique_ptr<http_stream>>;
+        auto const queued = std::chrono::steady_clock::now();
         auto l = co_await pool.acquire(o, fresh);
         if (!l) co_return outcome{l.error()};
+        auto const head_deadline =
+            earliest(bounds(c, std::chrono::steady_clock::now() - queued).deadline, opts.header_timeout);
         bool const reused = l->conn->reused;
         exchange_progress progress;
         auto s = co_await open_stream_on(std::move(*l), breq, head_deadline, progress, what);
@@ -88,12 +98,11 @@ asio::awaitable<result<http_response>> http_transport::request(origin o, http_re
     impl_->requests.fetch_add(1);
     auto const breq = to_beast(o, req, impl_->opts.accept_gzip);
     std::string const what = req.method + " " + o.key() + path_of(o.base_path + req.target);
-    auto const b = impl_->bounds(opts);
     result<http_response> r = error(errc::cancelled, "not started");
     try {
         auto* self = impl_.get();
         std::function<asio::awaitable<attempt_outcome<http_response>>(bool)> attempt =
-            [self, &o, &breq, b, &what](bool fresh) { return self->request_once(o, breq, b, what, fresh); };
+            [self, &o, &breq, &opts, &what](bool fresh) { return self->request_once(o, breq, opts, what, fresh); };
         r = co_await replay_if_stale(attempt);
     } catch (boost::system::system_error const& e) {
         // A coroutine cancelled before it suspends throws operation_aborted.
@@ -113,14 +122,11 @@ asio::awaitable<result<std::unique_ptr<http_stream>>> http_transport::open_strea
     impl_->requests.fetch_add(1);
     auto const breq = to_beast(o, req, false);  // Connect streams are not content-encoded
     std::string const what = req.method + " " + o.key() + path_of(o.base_path + req.target);
-    auto const head_deadline = earliest(opts.attempt_deadline(), impl_->opts.header_timeout);
     result<std::unique_ptr<http_stream>> out = error(errc::cancelled, "not started");
     try {
         auto* self = impl_.get();
         std::function<asio::awaitable<attempt_outcome<std::unique_ptr<http_stream>>>(bool)> attempt =
-            [self, &o, &breq, head_deadline, &what](bool fresh) {
-                return self->stream_once(o, breq, head_deadline, what, fresh);
-            };
+            [self, &o, &breq, &opts, &what](bool fresh) { return self->stream_once(o, breq, opts, what, fresh); };
         out = co_await replay_if_stale(attempt);
     } catch (boost::system::system_error const& e) {
         if (e.code() != asio::error::operation_aborted) throw;

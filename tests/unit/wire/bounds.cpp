@@ -164,18 +164,20 @@ std::size_t status_kib(std::string const& field)
 void expect_info_fails(std::string const& url, std::function<void(e2b::client_options&)> const& configure,
                        errc expected)
 {
-    run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
-        auto o = options_for(url);
-        o.request_timeout = 10min;  // the per-attempt and call bounds alone would hold the test
-        o.call_timeout = 0ms;
-        o.max_retries = 0;
-        configure(o);
-        auto c = client_for(ex, o);
-        std::string const id = "sbx1";  // named: g++ 12 and temporaries inside co_await
-        auto r = co_await c->get_sandbox_info(id);
-        BOOST_TEST_REQUIRE(r.has_error());
-        BOOST_TEST((r.error() == expected), r.error().to_string());
-    });
+    run_coro(
+        [&](asio::any_io_executor ex) -> asio::awaitable<void> {
+            auto o = options_for(url);
+            o.request_timeout = 10min;  // the per-attempt and call bounds alone would hold the test
+            o.call_timeout = 0ms;
+            o.max_retries = 0;
+            configure(o);
+            auto c = client_for(ex, o);
+            std::string const id = "sbx1";  // named: g++ 12 and temporaries inside co_await
+            auto r = co_await c->get_sandbox_info(id);
+            BOOST_TEST_REQUIRE(r.has_error());
+            BOOST_TEST((r.error() == expected), r.error().to_string());
+        },
+        std::chrono::seconds(180));  // sanitizer builds pump the 48 MiB slowly
 }
 
 }  // namespace
@@ -252,7 +254,10 @@ BOOST_AUTO_TEST_CASE(an_endless_chunked_body_fails_at_the_cap_within_the_cap_plu
     auto const peak = status_kib("VmHWM");
     BOOST_TEST_REQUIRE(before > 0u);
     BOOST_TEST_MESSAGE("peak growth " << (peak - before) << " KiB for a cap of " << cap / 1024 << " KiB");
+#ifndef __SANITIZE_THREAD__
+    // (TSan's shadow memory is several times the heap: the bound is the allocator's, checked elsewhere.)
     BOOST_TEST((peak - before) * 1024 < cap + (16u << 20), "peak grew by " << (peak - before) << " KiB");
+#endif
 }
 
 BOOST_AUTO_TEST_CASE(gzip_is_offered_decoded_and_bounded_by_its_decoded_size)
