@@ -897,6 +897,9 @@ void server_state::restore_from_ledger()
                 if (auto init = adopt_sandbox_init(static_cast<pid_t>(num("initPid")), recorded[0])) {
                     bool const answers =
                         !was_running || agent_get(sb->agent->socket_path(), "/health", std::chrono::seconds(5));
+                    if (!answers)
+                        log(log_level::warning,
+                            "prism-e2b-local: the envd of sandbox " + sb->id + " does not answer: it boots again");
                     if (answers) {
                         sb->init = std::move(*init);
                         sb->limit_cgroups = recorded;
@@ -907,6 +910,10 @@ void server_state::restore_from_ledger()
                     }
                 }
             }
+            if (!adopted && was_running && num("initPid") > 0 && recorded.size() == 3 &&
+                !adopt_sandbox_init(static_cast<pid_t>(num("initPid")), recorded[0]))
+                log(log_level::warning, "prism-e2b-local: the init of sandbox " + sb->id +
+                                            " is gone (killed with its cgroups?): it boots again");
             if (!adopted) {  // what is left of it goes; it boots again (running) or stays paused on disk
                 for (auto const& d : recorded) remove_cgroup_tree(d);
                 if (!freezer.empty()) remove_cgroup_tree(freezer);
