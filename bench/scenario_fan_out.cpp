@@ -103,7 +103,7 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
                         join.done();
                     },
                     asio::detached);
-            co_await join.async_wait();
+            co_await join.wait();
         }
         if (!first_failure.empty()) co_return first_failure;
 
@@ -148,7 +148,7 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
                         }
                     },
                     asio::detached);
-        co_await join.async_wait();
+        co_await join.wait();
         wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         cpu = sample_self().cpu_seconds() - cpu0.cpu_seconds();
         server_cpu = process_cpu_seconds(srv.server_pid) - server0;

@@ -57,7 +57,7 @@ inline label_map L(std::initializer_list<std::pair<char const*, char const*>> l)
 /// queued ones included: a predicate for async_eventually.
 inline asio::awaitable<bool> admitted_at_least(e2b_sandbox& sb, std::uint32_t n)
 {
-    auto s = co_await sb.status();
+    auto s = co_await sb.async_status();
     co_return s && s->command_count >= n;
 }
 

@@ -62,8 +62,8 @@ BOOST_AUTO_TEST_CASE(concurrent_operations_on_four_threads)
                                    [&](std::exception_ptr, result<void>) { ++writes; });
             auto const all_written = [&] { return writes.load() == 40; };
             BOOST_TEST_REQUIRE(co_await async_eventually(all_written));
-            auto k1 = sb->kill();
-            auto k2 = sb->kill();
+            auto k1 = sb->async_kill();
+            auto k2 = sb->async_kill();
             std::atomic<bool> k1_ok{false}, k1_done{false};
             asio::co_spawn(ex, std::move(k1), [&](std::exception_ptr, result<void> r) {
                 k1_ok = r.has_value();
