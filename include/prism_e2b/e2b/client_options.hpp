@@ -31,7 +31,8 @@ struct client_options {
     /// Bound on a whole call, retries and their backoff included (a process
     /// stream: up to its response head). Default 60 s, the official SDK's
     /// request timeout: a server that never answers fails a call in 60 s, not
-    /// in (1 + max_retries) x request_timeout. 0 disables.
+    /// in (1 + max_retries) x request_timeout. Time spent waiting in line for a
+    /// pooled connection (max_connections_per_origin) does not count. 0 disables.
     std::chrono::milliseconds call_timeout{60000};
     /// Bound on resolve + TCP connect + TLS handshake.
     std::chrono::milliseconds connect_timeout{10000};
