@@ -30,6 +30,7 @@ json::object agent_config::to_json() const
     json::object env;
     for (auto const& [k, v] : env_vars) env[k] = v;
     o["envVars"] = std::move(env);
+    o["defaultUser"] = default_user;
     o["maxFileBytes"] = max_file_bytes;
     o["envdVersion"] = envd_version;
     return o;
@@ -42,6 +43,7 @@ agent_config agent_config::from_json(json::object const& o)
     if (auto const* v = o.if_contains("envVars"); v && v->is_object())
         for (auto const& [k, val] : v->as_object())
             if (val.is_string()) c.env_vars[std::string(k)] = std::string(val.as_string());
+    if (auto const* v = o.if_contains("defaultUser"); v && v->is_string()) c.default_user = std::string(v->as_string());
     if (auto const* v = o.if_contains("maxFileBytes"); v && v->is_number())
         c.max_file_bytes = v->to_number<std::size_t>();
     if (auto const* v = o.if_contains("envdVersion"); v && v->is_string()) c.envd_version = std::string(v->as_string());
@@ -78,6 +80,7 @@ int serve(agent_config const& cfg)
     sb->root_fd = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     sb->isolation = "agent";
     sb->env_vars = cfg.env_vars;
+    sb->default_user = cfg.default_user;
     sb->started_at = std::chrono::system_clock::now();
     st->sandboxes[sb->id] = sb;
 

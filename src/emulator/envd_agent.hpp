@@ -27,6 +27,7 @@ inline constexpr int agent_listen_fd = 3;
 struct agent_config {
     std::string sandbox_id;
     std::map<std::string, std::string> env_vars;
+    std::string default_user = "user";  ///< the template's: who commands run as without Authorization
     std::size_t max_file_bytes = 64u << 20;
     std::string envd_version;
 

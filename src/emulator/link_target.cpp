@@ -27,6 +27,7 @@ std::string resolved_link_target(int root_fd, std::string const& link_path, std:
     if (unique_fd fd = open_in_root(root_fd, link_path, O_PATH); fd) {
         auto const root = path_of(root_fd);
         auto const target = path_of(fd.get());
+        if (root == "/") return target;  // the agent: the sandbox's root is "/"
         if (!root.empty() && target.rfind(root, 0) == 0 && (target.size() == root.size() || target[root.size()] == '/'))
             return target.size() == root.size() ? std::string("/") : target.substr(root.size());
     }

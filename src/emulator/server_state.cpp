@@ -456,6 +456,9 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     }
     sb->isolation = engine;
     sb->internet = allow_internet;
+    // The template's env vars, overridden by the create's (the agent is told them when it boots).
+    sb->env_vars = tpl.env_vars;
+    for (auto& [k, v] : env_vars) sb->env_vars[k] = std::move(v);
     if (ns) {
         auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
         if (!cgroups) {
@@ -466,7 +469,6 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         sb->stage = sb->dir / "stage";
         sb->boot_id_file = sb->dir / "boot_id";
         sb->agent = std::make_shared<agent_pool>(sb->dir / "envd.sock");
-        sb->env_vars = env_vars;  // the agent is told them when it boots
         fs::create_directories(sb->stage, ec);
         std::lock_guard lk(sb->mutex);
         if (auto booted = boot_sandbox(*sb); !booted) {
@@ -477,8 +479,6 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         }
     }
     sb->metadata = std::move(metadata);
-    sb->env_vars = tpl.env_vars;
-    for (auto& [k, v] : env_vars) sb->env_vars[k] = std::move(v);
     sb->started_at = std::chrono::system_clock::now();
     sb->end_at = sb->started_at + timeout;
     sb->auto_pause = auto_pause;
@@ -514,6 +514,7 @@ result<void> server_state::boot_sandbox(sandbox& sb)
     agent_config cfg;
     cfg.sandbox_id = sb.id;
     cfg.env_vars = sb.env_vars;
+    cfg.default_user = sb.default_user;
     cfg.max_file_bytes = opts.max_file_bytes;
     cfg.envd_version = opts.envd_version;
     spec.agent_config = boost::json::serialize(cfg.to_json());

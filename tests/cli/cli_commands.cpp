@@ -6,6 +6,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -332,13 +333,18 @@ BOOST_AUTO_TEST_CASE(metrics_of_a_sandbox)
     local_server_fixture srv;
     auto const env = cli_env(srv);
     auto const id = create(env);
-    // The local server samples nothing yet: an empty series, as E2B before its first sample.
+    // The local server samples the sandbox's cgroups: a header and at least one row.
     auto text = run_cli({"metrics", id}, env);
     BOOST_TEST(text.exit == 0, text.err);
-    BOOST_TEST(text.out == "no metrics yet\n");
+    BOOST_TEST(text.out.rfind("TIMESTAMP", 0) == 0u, text.out);
+    BOOST_TEST(std::count(text.out.begin(), text.out.end(), '\n') >= 2);
     auto js = run_cli({"metrics", id, "--json", "--start", "0"}, env);
     BOOST_TEST(js.exit == 0);
-    BOOST_TEST(js.json().as_array().empty());
+    auto const series = js.json().as_array();
+    BOOST_REQUIRE(!series.empty());
+    auto const& sample = series.front().as_object();
+    BOOST_TEST(sample.at("memTotal").to_number<std::int64_t>() > 0);
+    BOOST_TEST(sample.at("cpuCount").to_number<std::int64_t>() > 0);
     BOOST_TEST(run_cli({"metrics", "nosuchsandbox"}, env).exit == 66);
     BOOST_TEST(run_cli({"metrics", id, "--start", "-1"}, env).exit == 64);
 }
