@@ -884,7 +884,6 @@ void server_state::restore_from_ledger()
                 continue;
             }
             sb->ids = std::move(*ids);
-            auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
             sb->stage = sb->dir / "stage";
             sb->boot_id_file = sb->dir / "boot_id";
             sb->agent = std::make_shared<agent_pool>(sb->dir / "envd.sock");
@@ -925,7 +924,7 @@ void server_state::restore_from_ledger()
             if (::mkdir(dir.c_str(), 0755) == 0) sb->cgroup_dir = dir;
         }
         if (engine == "namespaces" && !adopted) {
-            auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, ns_defaults);
+            auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
             if (!cgroups) {
                 skip(cgroups.error().message());
                 continue;
@@ -945,9 +944,7 @@ void server_state::restore_from_ledger()
             sandboxes[sb->id] = sb;
         }
         persist(*sb);
-        log(log_level::info,
-            "prism-e2b-local: took back sandbox " + sb->id + (was_running ? " (running, booted again)" : " (paused)"));
-        if (was_running) run_start_command(sb);
+        if (was_running && !adopted) run_start_command(sb);  // a cold boot runs it again
         log(log_level::info, "prism-e2b-local: took back sandbox " + sb->id +
                                  (adopted       ? (was_running ? " (running, its processes alive)" : " (paused)")
                                   : was_running ? " (running, booted again)"
