@@ -249,7 +249,8 @@ BOOST_AUTO_TEST_CASE(concurrent_execs_are_capped_by_the_governor)
         auto sb = co_await make_sandbox(ex, fake, o);
         int done = 0;
         for (int i = 0; i < 6; ++i)
-            asio::co_spawn(ex, sb->async_exec_file(argv("/bin/sleep", "60")), [&](std::exception_ptr, auto) { ++done; });
+            asio::co_spawn(ex, sb->async_exec_file(argv("/bin/sleep", "60")),
+                           [&](std::exception_ptr, auto) { ++done; });
         // All six admitted, two started: the other four wait for a slot, which
         // only an ending process frees.
         auto const all_admitted = [&]() { return admitted_at_least(*sb, 6); };
