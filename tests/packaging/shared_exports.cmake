@@ -4,7 +4,7 @@ execute_process(COMMAND ${NM} -DC --defined-only ${LIBRARY} OUTPUT_VARIABLE _sym
 if(rc)
   message(FATAL_ERROR "nm failed on ${LIBRARY}")
 endif()
-foreach(_must "prism_e2b::create_e2b_sandbox" "prism_e2b::e2b::make_client" "prism_e2b::secret_redactor::global"
+foreach(_must "prism_e2b::detail::do_create_e2b_sandbox" "prism_e2b::e2b::make_client" "prism_e2b::secret_redactor::global"
     "typeinfo for prism_e2b::exception")
   string(FIND "${_syms}" "${_must}" _at)
   if(_at EQUAL -1)
@@ -12,7 +12,10 @@ foreach(_must "prism_e2b::create_e2b_sandbox" "prism_e2b::e2b::make_client" "pri
   endif()
 endforeach()
 # A symbol whose own name (not a template argument) is in an internal namespace.
-string(REGEX MATCHALL "\n[0-9a-f]+ [A-Za-z] [^<(\n]*prism_e2b::(wire|detail|adapter)::[^\n]*" _leaks "\n${_syms}")
+# The async model's compiled initiations (detail::do_x, called by the header's
+# async_x templates) are public by design; every other internal name is a leak.
+string(REGEX REPLACE "\n[0-9a-f]+ [A-Za-z] prism_e2b::detail::do_[a-z0-9_]+\\([^\n]*" "" _checked "\n${_syms}")
+string(REGEX MATCHALL "\n[0-9a-f]+ [A-Za-z] [^<(\n]*prism_e2b::(wire|detail|adapter)::[^\n]*" _leaks "${_checked}")
 if(_leaks)
   list(LENGTH _leaks _n)
   list(SUBLIST _leaks 0 5 _some)
