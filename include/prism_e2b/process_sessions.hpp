@@ -138,9 +138,9 @@ public:
             std::forward<CompletionToken>(token),
             [this](std::string owner_, std::string id_, std::optional<std::chrono::milliseconds> timeout_,
                    completion_handler<process_exit> h) {
-                do_wait(std::move(owner_), std::move(id_), std::move(timeout_), std::move(h));
+                do_wait(std::move(owner_), std::move(id_), timeout_, std::move(h));
             },
-            std::move(owner), std::move(id), std::move(timeout));
+            std::move(owner), std::move(id), timeout);
     }
     /// Sends `sig` to the process: `result<void>`.
     template <class CompletionToken = default_completion_token>

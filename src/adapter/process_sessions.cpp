@@ -356,7 +356,7 @@ void process_sessions::do_close_input(std::string owner, std::string id, complet
 void process_sessions::do_wait(std::string owner, std::string id, std::optional<std::chrono::milliseconds> timeout,
                                completion_handler<process_exit> h)
 {
-    detail::spawn_op(state_->executor, wait(std::move(owner), std::move(id), std::move(timeout)), std::move(h));
+    detail::spawn_op(state_->executor, wait(std::move(owner), std::move(id), timeout), std::move(h));
 }
 
 void process_sessions::do_signal(std::string owner, std::string id, process_signal sig, completion_handler<void> h)
