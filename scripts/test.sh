@@ -11,8 +11,8 @@
 #   clang   clang++ 14, -Werror, a shared libprism_e2b: the library, the unit
 #           tests, the packaging tests (exported symbols, consumers built with
 #           clang++ and g++) and the Doxygen API reference (`docs`, warnings
-#           are errors); then the async-model integration test with clang +
-#           ASan against the local server
+#           are errors); then the async-model test (its own executable) with
+#           clang + ASan against the local server
 #   tidy    clang-tidy (.clang-tidy) over src/, on the clang leg's build
 #   fuzz    every libFuzzer target (tests/fuzz) replays its committed corpus for a
 #           bounded number of runs, clang + -fsanitize=fuzzer,address,undefined
@@ -55,9 +55,9 @@ leg_tsan() {
   configure build/tsan -DCMAKE_BUILD_TYPE=Debug -DPRISM_E2B_SANITIZE=thread \
     -DPRISM_E2B_BUILD_EXAMPLES=OFF -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_DOCS=OFF
   cmake --build build/tsan --target prism_e2b_core_tests prism_e2b_wire_tests prism_e2b_adapter_tests \
-    prism_e2b_integration_tests
+    prism_e2b_integration_tests prism_e2b_async_model_tests
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    ctest --test-dir build/tsan -R '^prism_e2b_(core|wire|adapter|integration)_tests$' --output-on-failure
+    ctest --test-dir build/tsan -R '^prism_e2b_(core|wire|adapter|integration|async_model)_tests$' --output-on-failure
 }
 
 leg_clang() {
@@ -78,9 +78,9 @@ leg_clang() {
   configure build/clang-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
     -DPRISM_E2B_SANITIZE=address -DPRISM_E2B_BUILD_CLI=OFF -DPRISM_E2B_BUILD_EXAMPLES=OFF \
     -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_DOCS=OFF
-  cmake --build build/clang-asan --target prism_e2b_integration_tests
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    ./build/clang-asan/tests/integration/prism_e2b_integration_tests --run_test=test_async_model
+  cmake --build build/clang-asan --target prism_e2b_async_model_tests
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --test-dir build/clang-asan -R '^prism_e2b_async_model_tests$' \
+    --output-on-failure
 }
 
 leg_tidy() {
