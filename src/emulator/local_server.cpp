@@ -9,6 +9,7 @@
 #include "emulator/http_listener.hpp"
 #include "emulator/ledger.hpp"
 #include "emulator/sandbox_fs.hpp"
+#include "emulator/sandbox_network.hpp"
 #include "emulator/server_state.hpp"
 #include "emulator/signed_url.hpp"
 
@@ -317,6 +318,7 @@ result<void> server::start()
     }
     if (ns_problem.empty()) {
         st.engine = "namespaces";
+        st.slirp4netns = find_slirp4netns();
         st.ns_defaults = {std::max(1u, st.opts.sandbox_cpu_count),
                           std::max<std::uint32_t>(16, st.opts.sandbox_memory_mb),
                           std::max<std::uint32_t>(8, st.opts.sandbox_max_pids)};

@@ -4,6 +4,7 @@
 
 #include "emulator/envd_agent.hpp"
 #include "emulator/envd_proxy.hpp"
+#include "emulator/sandbox_network.hpp"
 #include "emulator/server_state.hpp"
 #include "emulator/small_files.hpp"
 
@@ -586,6 +587,11 @@ result<ns_init> start_sandbox_init(ns_boot_spec const& spec)
         }
         cfg_w = unique_fd();
         init.pidfd = unique_fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+        if (spec.new_network && !spec.user_network.empty()) {
+            if (!init.pidfd) return abort_with("opening its pidfd");
+            if (auto net = attach_user_network(spec.user_network, pid, init.pidfd.get()); !net)
+                return abort_with(net.error().message());
+        }
         return init;
     }
     if (got == sizeof(init_failure)) {

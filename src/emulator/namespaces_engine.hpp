@@ -94,7 +94,10 @@ struct ns_boot_spec {
     std::filesystem::path boot_id_file;   ///< host file bound over /proc/sys/kernel/random/boot_id
     std::string passwd_file, group_file;  ///< bound over /etc/passwd and /etc/group
     std::string hostname;
-    bool new_network = false;  ///< an empty network namespace (only loopback, up)
+    bool new_network = false;  ///< a network namespace of its own (loopback up; empty unless user_network)
+    /// slirp4netns, when the sandbox may reach the internet from its own network namespace
+    /// (sandbox_network.hpp); empty: no route out.
+    std::string user_network;
     uid_t uid_base = 0;
     std::vector<std::string> cgroup_dirs;  ///< the init joins each (cgroup.procs) before it starts
     std::string agent_path;                ///< prism-e2b-envd, the program the init runs (envd_agent.hpp)

@@ -506,7 +506,10 @@ result<void> server_state::boot_sandbox(sandbox& sb)
     spec.passwd_file = passwd_file;
     spec.group_file = group_file;
     spec.hostname = "e2b-" + sb.id.substr(0, 8);
-    spec.new_network = !sb.internet;
+    // With internet access: its own network namespace behind slirp4netns when this machine
+    // has it (no host loopback), else the host's network.
+    spec.new_network = !sb.internet || !slirp4netns.empty();
+    if (sb.internet) spec.user_network = slirp4netns;
     spec.uid_base = sb.ids.base();
     spec.cgroup_dirs = sb.limit_cgroups;
     if (!sb.cgroup_dir.empty()) spec.cgroup_dirs.push_back(sb.cgroup_dir);
@@ -729,7 +732,7 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
     if (joined) {
         spec.chdir_to = *cwd;
         spec.join_namespaces = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC;
-        if (!sb->internet) spec.join_namespaces |= CLONE_NEWNET;
+        if (!sb->internet || !slirp4netns.empty()) spec.join_namespaces |= CLONE_NEWNET;
         for (auto const& d : sb->limit_cgroups) spec.cgroup_procs.push_back(d + "/cgroup.procs");
     } else if (inside) {
         spec.chdir_to = *cwd;

@@ -126,6 +126,7 @@ struct server_state : std::enable_shared_from_this<server_state> {
     ns_cgroup_roots ns_cgroups;  ///< namespaces engine: per-server memory, pids and cpu cgroups
     ns_limits ns_defaults;       ///< the limits every sandbox gets (the template's)
     std::string envd_agent;      ///< namespaces engine: the prism-e2b-envd program each sandbox's init runs
+    std::string slirp4netns;     ///< namespaces engine: user-mode NAT for sandboxes with internet; empty: host network
     /// Cgroup roots of a server that died on this state dir, holding the sandboxes taken back
     /// from it: where the ledger says -> where they are now (take_over_cgroup_root). stop() removes them.
     std::map<std::string, std::string> inherited_cgroup_roots;

@@ -2,15 +2,20 @@
 // with real processes: sandboxes cannot see, read, signal or reach each other;
 // root in a sandbox is not host root; `ps` shows only the sandbox; its own boot
 // id, hostname, cgroup limits; no network without internet access.
+#include "emulator/sandbox_network.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
 
 #include <boost/test/unit_test.hpp>
 
+#include <arpa/inet.h>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <optional>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -105,20 +110,40 @@ background start_background(local_server_fixture& f, sandbox_ref const& sb, std:
 struct host_listener {
     int fd = -1;
     std::uint16_t port = 0;
-    host_listener()
+    explicit host_listener(in_addr_t address = htonl(INADDR_LOOPBACK))
     {
         fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_in a{};
         a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a.sin_addr.s_addr = address;
         socklen_t len = sizeof a;
         if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 16) != 0 ||
             ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-            throw std::runtime_error("cannot listen on loopback");
+            throw std::runtime_error("cannot listen");
         port = ntohs(a.sin_port);
     }
     ~host_listener() { ::close(fd); }
 };
+
+/// An IPv4 address of this machine that is not loopback (what "outside" looks like from a
+/// sandbox behind NAT, without leaving the machine); nullopt when it has none.
+std::optional<in_addr> host_outside_address()
+{
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0) return std::nullopt;
+    std::optional<in_addr> found;
+    for (auto* i = list; i && !found; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) &&
+            !(i->ifa_flags & IFF_LOOPBACK))
+            found = reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr;
+    ::freeifaddrs(list);
+    return found;
+}
+
+std::string tcp_connect(std::string const& host, std::uint16_t port)
+{
+    return "timeout 5 bash -c 'exec 3<>/dev/tcp/" + host + "/" + std::to_string(port) + "' && echo connected";
+}
 
 }  // namespace
 
@@ -365,22 +390,43 @@ BOOST_AUTO_TEST_CASE(boot_id_is_per_sandbox_and_new_on_every_cold_boot)
 BOOST_AUTO_TEST_CASE(network_is_isolated_only_without_internet_access)
 {
     if (!have_root()) return;
+    // The engine's NAT for sandboxes with internet; scripts/bootstrap.sh installs it.
+    BOOST_TEST_REQUIRE(!prism_e2b::local::detail::find_slirp4netns().empty());
+    auto const outside = host_outside_address();
+    BOOST_TEST_REQUIRE(outside.has_value(), "this machine has no non-loopback IPv4 address to stand for outside");
     auto f = ns_server();
-    host_listener l;
-    std::string const connect = "exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(l.port) + " && echo connected";
+    host_listener loopback;
+    host_listener out(outside->s_addr);
+    char text[INET_ADDRSTRLEN] = {};
+    ::inet_ntop(AF_INET, &*outside, text, sizeof text);
     auto open = create_sandbox(*f);
     auto closed = create_sandbox(*f, R"({"templateID":"base","timeout":300,"allow_internet_access":false})");
     BOOST_TEST(info(*f, open)["allowInternetAccess"].as_bool() == true);
     BOOST_TEST(info(*f, closed)["allowInternetAccess"].as_bool() == false);
-    // With internet access the sandbox shares the host's network: the connect works
-    // (which shows the check below can fail).
-    BOOST_TEST(run_command(*f, open, connect).stdout_text == "connected\n");
-    auto refused = run_command(*f, closed, connect, as_root());
-    BOOST_TEST(refused.stdout_text.empty());
-    BOOST_TEST(exit_code(refused) != 0);
+    // With internet access the sandbox reaches out (which shows the refusals below can fail)...
+    BOOST_TEST(run_command(*f, open, tcp_connect(text, out.port)).stdout_text == "connected\n");
+    // ...but not the host's loopback services, neither as 127.0.0.1 (its own loopback) nor
+    // through the NAT's gateway; and its loopback is its own (the host's port is free in it).
+    for (auto const* host : {"127.0.0.1", "10.0.2.2"}) {
+        auto r = run_command(*f, open, tcp_connect(host, loopback.port), as_root());
+        BOOST_TEST(r.stdout_text.empty(), host);
+        BOOST_TEST(exit_code(r) != 0, host);
+    }
+    BOOST_TEST(run_command(*f, open,
+                           "/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\"," +
+                               std::to_string(loopback.port) + ")); print(\"own\")'")
+                   .stdout_text == "own\n");
+    // Without internet access nothing is reachable, outside or host.
+    for (auto const& [host, port] :
+         {std::pair<std::string, std::uint16_t>{text, out.port}, {"127.0.0.1", loopback.port}}) {
+        auto refused = run_command(*f, closed, tcp_connect(host, port), as_root());
+        BOOST_TEST(refused.stdout_text.empty(), host);
+        BOOST_TEST(exit_code(refused) != 0, host);
+    }
     // Its own loopback works; it has no other interface.
     auto lo = run_command(*f, closed, "ls /sys/class/net 2>/dev/null; cat /proc/net/dev | tail -n +3 | cut -d: -f1");
     BOOST_TEST(lo.stdout_text.find("eth") == std::string::npos);
+    BOOST_TEST(lo.stdout_text.find("tap") == std::string::npos);
     BOOST_TEST(run_command(*f, closed,
                            "/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); "
                            "s.listen(); c=socket.create_connection(s.getsockname()); print(\"ok\")'")
