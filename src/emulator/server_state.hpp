@@ -9,6 +9,7 @@
 #include "emulator/http_message.hpp"
 #include "emulator/namespaces_engine.hpp"
 #include "emulator/process_runner.hpp"
+#include "emulator/sandbox_disk.hpp"
 #include "emulator/snapshots.hpp"
 #include "emulator/templates.hpp"
 
@@ -77,7 +78,7 @@ struct sandbox {
     std::map<std::string, std::string> env_vars;
     // -- from its template (templates.hpp) --
     ns_limits limits;                   ///< its cgroup limits (namespaces engine)
-    std::uint32_t disk_mb = 0;          ///< reported disk size; 0: the state dir's filesystem
+    std::uint32_t disk_mb = 0;          ///< its disk quota (dir/disk.ext4 on root); 0: the state dir's filesystem
     std::string default_user = "user";  ///< who commands and file operations run as without Authorization
     std::string start_cmd;              ///< run on every cold boot; empty: none
     std::chrono::system_clock::time_point started_at;
@@ -96,7 +97,7 @@ struct sandbox {
     std::map<std::uint32_t, std::shared_ptr<process>> processes;
     std::uint32_t running = 0;
     std::uint32_t peak = 0;
-    ns_init init;  ///< namespaces engine: pid 1 of the sandbox (pid -1 while filesystem-paused)
+    ns_init init;               ///< namespaces engine: pid 1 of the sandbox (pid -1 while filesystem-paused)
     // metrics.cpp: the CPU time of the last sample, for the next one's cpuUsedPct.
     std::uint64_t sampled_cpu_ticks = 0;
     std::chrono::steady_clock::time_point sampled_at{};
@@ -135,6 +136,11 @@ struct server_state : std::enable_shared_from_this<server_state> {
     std::string freezer_root;  ///< /sys/fs/cgroup/freezer/prism-e2b-<pid>
     /// passwd/group (the host's plus "user") bound over /etc in each mount namespace; empty: none.
     std::string passwd_file, group_file;
+
+    /// Per-sandbox disk quotas (sandbox_disk.hpp): the formatted images, null when this machine
+    /// cannot loop-mount (disk_quota_problem says why; the info's diskSizeMB is then only reported).
+    std::unique_ptr<disk_image_cache> disk_images;
+    std::string disk_quota_problem;
 
     std::filesystem::path templates_dir;  ///< state_dir/templates (templates.hpp)
     snapshot_store snapshots;             ///< state_dir/snapshots (snapshots.hpp)
@@ -194,6 +200,8 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// held still: frozen for the copy when it runs (E2B pauses it while it snapshots), as they are when
     /// it is paused. Errors: not_found (killed), server_error (the copy failed; the sandbox runs on).
     result<void> copy_files_still(std::shared_ptr<sandbox> const& sb, std::filesystem::path const& to);
+    /// Unmounts the sandbox's disk (if it has one) and removes its directory, however deep.
+    void remove_sandbox_files(sandbox const& sb) const;
     /// namespaces engine: ends the sandbox's init; it is reaped in the background.
     void halt_sandbox(sandbox& sb);
 
