@@ -98,10 +98,13 @@
 // - Signed /files URLs (signature, signature_expiration) are verified as the SDK signs them.
 // - Not implemented: network settings after create (PUT /sandboxes/{id}/network answers 501
 //   "unimplemented"), other ports than envd's through `<port>-<id>.<domain>` (getHost),
-//   forks, the polling watchers (CreateWatcher...), process.StreamInput, file metadata (envd
-//   0.6.2; envdVersion stays 0.5.7 so the SDK does not send it), watch entry info.
-// - PTYs (Start with `pty`, input and Update/resize) and WatchDir (inotify, recursive on
-//   request) work.
+//   forks, process.StreamInput, watching network mounts (envd 0.6.4; envdVersion is 0.6.3, so
+//   the SDK refuses allowNetworkMounts itself).
+// - PTYs (Start with `pty`, input and Update/resize), WatchDir (inotify, recursive on request,
+//   the entry's info with includeEntry) and the polling watchers (CreateWatcher,
+//   GetWatcherEvents, RemoveWatcher) work. File metadata (envd 0.6.2): an upload's
+//   X-Metadata-<key> headers are kept as xattrs user.e2b.<key> (keys lower-cased, as header
+//   names) and reported in every EntryInfo.
 #ifndef PRISM_E2B_LOCAL_SERVER_HPP
 #define PRISM_E2B_LOCAL_SERVER_HPP
 
@@ -146,9 +149,10 @@ struct server_options {
     /// Freeze paused sandboxes with the cgroup-v1 freezer when available; false: SIGSTOP/SIGCONT.
     bool cgroup_freezer = true;
     log_sink logger;  ///< receives redacted log lines; empty: no logging
-    /// Reported as envdVersion: 0.5.7 makes the official SDK 2.49.1 use CloseStdin
-    /// and octet-stream uploads, and nothing this server does not implement.
-    std::string envd_version = "0.5.7";
+    /// Reported as envdVersion: 0.6.3 makes the official SDK 2.49.1 use CloseStdin,
+    /// octet-stream uploads, file metadata (0.6.2) and watch entry info (0.6.3), and
+    /// nothing this server does not implement (network-mount watching is 0.6.4).
+    std::string envd_version = "0.6.3";
     /// Upper bound for a /files upload body; JSON bodies are capped at 1 MiB.
     std::size_t max_file_bytes = 64u << 20;
 

@@ -6,6 +6,7 @@
 #include <prism_e2b/local_server.hpp>
 
 #include "emulator/envd_proxy.hpp"
+#include "emulator/envd_watch.hpp"
 #include "emulator/http_message.hpp"
 #include "emulator/namespaces_engine.hpp"
 #include "emulator/process_runner.hpp"
@@ -98,6 +99,7 @@ struct sandbox {
     std::uint32_t running = 0;
     std::uint32_t peak = 0;
     ns_init init;               ///< namespaces engine: pid 1 of the sandbox (pid -1 while filesystem-paused)
+    watcher_registry watchers;  ///< CreateWatcher's polling watchers (their own lock)
     // metrics.cpp: the CPU time of the last sample, for the next one's cpuUsedPct.
     std::uint64_t sampled_cpu_ticks = 0;
     std::chrono::steady_clock::time_point sampled_at{};
@@ -231,6 +233,9 @@ boost::asio::awaitable<void> handle_files(std::shared_ptr<server_state> st, std:
 /// the server's for the in-server engines, the agent's inside a namespaces sandbox.
 boost::asio::awaitable<void> handle_envd(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
                                          http_request req, response_sink& sink);
+/// EntryInfo (filesystem.proto, metadata included) of `path` in sb (envd_files.cpp); nullopt when
+/// it cannot be stat-ed (gone already).
+std::optional<boost::json::object> entry_info(sandbox const& sb, std::string const& path);
 /// {"peak":..,"running":..}: the most execs that ran at once in sb, and how many run now.
 http_response exec_counts(sandbox const& sb);
 /// filesystem.Filesystem/WatchDir (server streaming).
