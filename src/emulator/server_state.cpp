@@ -418,14 +418,14 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     if (std::uint32_t const quota = tpl.disk_mb ? tpl.disk_mb : opts.sandbox_disk_mb; disk_images && quota) {
         fs::create_directories(sb->dir, ec);
         if (auto disk = create_sandbox_disk(*disk_images, quota, sb->dir / "disk.ext4", sb->root); !disk) {
-            remove_sandbox_files(*sb);
+            remove_sandbox_files(sb->dir);
             return disk.error();
         }
         sb->disk_mb = quota;
     }
     for (auto const* sub : {"workspace", "home/user", "tmp", "root"}) fs::create_directories(sb->root / sub, ec);
     if (ec) {
-        remove_sandbox_files(*sb);
+        remove_sandbox_files(sb->dir);
         return error(errc::server_error, "cannot create the sandbox's directories: " + ec.message(), {"create"});
     }
     ::chmod((sb->root / "tmp").c_str(), 01777);
@@ -443,14 +443,14 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     }
     if (!tpl.rootfs.empty())
         if (auto seeded = seed_from_template(tpl, *sb); !seeded) {
-            remove_sandbox_files(*sb);
+            remove_sandbox_files(sb->dir);
             return seeded.error();
         }
     // Traversable (not listable) for the unprivileged default user when there is no mount namespace.
     for (auto const& d : {state_dir, state_dir / "sandboxes", sb->dir, sb->root}) ::chmod(d.c_str(), 0711);
     sb->root_fd = ::open(sb->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (sb->root_fd < 0) {
-        remove_sandbox_files(*sb);
+        remove_sandbox_files(sb->dir);
         return error(errc::server_error, "cannot open the sandbox root", {"create"});
     }
     if (freezer_available) {
@@ -466,7 +466,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
         if (!cgroups) {
             if (!sb->cgroup_dir.empty()) ::rmdir(sb->cgroup_dir.c_str());
-            remove_sandbox_files(*sb);
+            remove_sandbox_files(sb->dir);
             return cgroups.error();
         }
         sb->limit_cgroups = std::move(*cgroups);
@@ -478,7 +478,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         if (auto booted = boot_sandbox(*sb); !booted) {
             for (auto const& d : sb->limit_cgroups) ::rmdir(d.c_str());
             if (!sb->cgroup_dir.empty()) ::rmdir(sb->cgroup_dir.c_str());
-            remove_sandbox_files(*sb);
+            remove_sandbox_files(sb->dir);
             return booted.error();
         }
     }
@@ -534,10 +534,10 @@ result<void> server_state::boot_sandbox(sandbox& sb)
     return result<void>{};
 }
 
-void server_state::remove_sandbox_files(sandbox const& sb) const
+void server_state::remove_sandbox_files(fs::path const& dir) const
 {
-    unmount_sandbox_disk(sb.root);
-    remove_tree(sb.dir.string());  // not fs::remove_all: it holds one descriptor per level
+    unmount_sandbox_disk(dir / "root");
+    remove_tree(dir.string());  // not fs::remove_all: it holds one descriptor per level
 }
 
 void server_state::halt_sandbox(sandbox& sb)
@@ -602,6 +602,9 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
         halt_sandbox(*sb);
     }
     procs.clear();
+    // Its disk is detached at once (lazily: its dying processes may still hold it), so no stop or
+    // crash before the files below are removed leaves it mounted.
+    unmount_sandbox_disk(sb->root);
     log(log_level::info, "prism-e2b-local: killed sandbox " + sb->id);
     // Removing the files and the cgroup can wait for the processes to be gone.
     auto self = shared_from_this();
@@ -618,7 +621,7 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
                 t.expires_after(std::chrono::milliseconds(100));
                 co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
             }
-            self->remove_sandbox_files(*sb);
+            self->remove_sandbox_files(sb->dir);
         },
         asio::detached);
 }
@@ -1045,8 +1048,13 @@ void server_state::stop_all()
             if (!cgroups.empty() || init_pid > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
         // A clean stop ends the sandboxes, however deep their trees; only a crash leaves them in the ledger.
-        remove_sandbox_files(*sb);
+        remove_sandbox_files(sb->dir);
         if (!ledger.empty()) ledger_remove(ledger, sb->id);
+    }
+    // What killed sandboxes left for their removal in the background, which a stop can outrun.
+    std::error_code ec;
+    for (auto const& e : fs::directory_iterator(state_dir / "sandboxes", ec)) {
+        remove_sandbox_files(e.path());
     }
 }
 

@@ -202,8 +202,9 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// held still: frozen for the copy when it runs (E2B pauses it while it snapshots), as they are when
     /// it is paused. Errors: not_found (killed), server_error (the copy failed; the sandbox runs on).
     result<void> copy_files_still(std::shared_ptr<sandbox> const& sb, std::filesystem::path const& to);
-    /// Unmounts the sandbox's disk (if it has one) and removes its directory, however deep.
-    void remove_sandbox_files(sandbox const& sb) const;
+    /// Unmounts the disk of the sandbox whose directory is `dir` (if it has one) and removes
+    /// that directory, however deep.
+    void remove_sandbox_files(std::filesystem::path const& dir) const;
     /// namespaces engine: ends the sandbox's init; it is reaped in the background.
     void halt_sandbox(sandbox& sb);
 

@@ -2,7 +2,7 @@
 // writing past the template's diskSizeMB is ENOSPC inside that sandbox (its root
 // too), the host gives it no more blocks than the quota and another sandbox still
 // writes; df inside reports the info's diskSizeMB; the files survive a filesystem
-// pause; kill leaves no image, loop device or mount behind.
+// pause; kill, and a stop right after one, leave no image, loop device or mount behind.
 #include "emulator/sandbox_disk.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
@@ -183,6 +183,28 @@ BOOST_AUTO_TEST_CASE(kill_leaves_no_image_loop_device_or_mount)
     BOOST_REQUIRE(c.request("DELETE", "/sandboxes/" + a.id, {}, api_headers(*f)).status == 204);
     BOOST_TEST(eventually([&] {
         return !fs::exists(sdir) && !mounted_under(sdir) && prism_e2b::local::detail::loop_devices_of(image).empty();
+    }));
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_right_after_a_kill_leaves_no_mount)
+{
+    if (!can_loop_mount()) return;
+    state_dir dir;
+    auto f = quota_server(dir);
+    auto a = create_sandbox(*f);
+    auto b = create_sandbox(*f);
+    auto const image = dir.sandbox_dir(a) / "disk.ext4";
+    {
+        raw_http c(f->port());
+        BOOST_REQUIRE(c.request("DELETE", "/sandboxes/" + a.id, {}, api_headers(*f)).status == 204);
+    }
+    f.reset();  // before the kill's removal in the background has run
+    BOOST_TEST(!mounted_under(dir.path));
+    BOOST_TEST(!fs::exists(dir.sandbox_dir(a)));
+    BOOST_TEST(!fs::exists(dir.sandbox_dir(b)));
+    BOOST_TEST(eventually([&] {
+        return prism_e2b::local::detail::loop_devices_of(image).empty() &&
+               prism_e2b::local::detail::loop_devices_of(dir.sandbox_dir(b) / "disk.ext4").empty();
     }));
 }
 
