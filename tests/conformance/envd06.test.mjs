@@ -69,12 +69,13 @@ test('watchDir with includeEntry: each event carries the entry as it is', { time
   const handle = await sbx.files.watchDir('/workspace/watched', (e) => events.push(e), { includeEntry: true })
   try {
     await sbx.files.write('/workspace/watched/new.txt', 'twelve bytes', { metadata: { tag: 'w' } })
-    assert.ok(await eventually(() => events.some((e) => e.name === 'new.txt' && e.entry)), JSON.stringify(events))
-    const withEntry = events.filter((e) => e.name === 'new.txt' && e.entry)
-    const last = withEntry[withEntry.length - 1]
-    assert.equal(last.entry.path, '/workspace/watched/new.txt')
-    assert.equal(last.entry.type, 'file')
-    assert.equal(last.entry.size, 12)
+    // Each entry is stat-ed when its event is read: the create's may still be empty, the write's is whole.
+    const whole = (e) => e.name === 'new.txt' && e.entry?.size === 12
+    assert.ok(await eventually(() => events.some(whole)), JSON.stringify(events))
+    const written = events.find(whole)
+    assert.equal(written.entry.path, '/workspace/watched/new.txt')
+    assert.equal(written.entry.type, 'file')
+    assert.ok(events.filter((e) => e.name === 'new.txt').every((e) => e.entry?.path === '/workspace/watched/new.txt'))
 
     await sbx.files.remove('/workspace/watched/new.txt')
     assert.ok(await eventually(() => events.some((e) => e.type === FilesystemEventType.REMOVE)))
