@@ -41,7 +41,7 @@
 //   Host root is not mapped, so root in a sandbox cannot read root-only host files nor write
 //   host directories. The init and every command sit in the sandbox's cgroup-v1 memory,
 //   pids and cpu cgroups (server_options::sandbox_*; the info's cpuCount and memoryMB are
-//   read back from them; diskSizeMB is the state dir's filesystem, there is no disk quota).
+//   read back from them; diskSizeMB is its disk quota, see sandbox_disk_mb).
 //   envd runs inside: the init is prism-e2b-envd (argv "prism-e2b-envd init"), which reaps
 //   orphans and runs the envd agent as its first child; the agent serves envd's protocol
 //   over a Unix socket in the sandbox's directory (outside its root) and starts every
@@ -83,7 +83,7 @@
 // - Templates (src/emulator/templates.hpp): `base` always exists; any other templateID is a
 //   file state_dir/templates/<id>.json (rootfs directory or tarball seeding the sandbox's
 //   /home/user, /workspace, /tmp and /root; cpuCount, memoryMB: cgroup limits with the
-//   namespaces engine; diskSizeMB: reported, no quota; default
+//   namespaces engine; diskSizeMB: the sandbox's disk quota (sandbox_disk_mb); default
 //   user, envVars, startCmd run on every cold boot). An unknown id answers 404, as E2B does.
 //   With the other engines cpuCount/memoryMB in the info stay the host's (nothing enforces them).
 // - Snapshots (POST /sandboxes/{id}/snapshots, GET /snapshots, DELETE /templates/{id}):
@@ -98,10 +98,13 @@
 // - Signed /files URLs (signature, signature_expiration) are verified as the SDK signs them.
 // - Not implemented: network settings after create (PUT /sandboxes/{id}/network answers 501
 //   "unimplemented"), other ports than envd's through `<port>-<id>.<domain>` (getHost),
-//   forks, the polling watchers (CreateWatcher...), process.StreamInput, file metadata (envd
-//   0.6.2; envdVersion stays 0.5.7 so the SDK does not send it), watch entry info.
-// - PTYs (Start with `pty`, input and Update/resize) and WatchDir (inotify, recursive on
-//   request) work.
+//   forks, process.StreamInput, watching network mounts (envd 0.6.4; envdVersion is 0.6.3, so
+//   the SDK refuses allowNetworkMounts itself).
+// - PTYs (Start with `pty`, input and Update/resize), WatchDir (inotify, recursive on request,
+//   the entry's info with includeEntry) and the polling watchers (CreateWatcher,
+//   GetWatcherEvents, RemoveWatcher) work. File metadata (envd 0.6.2): an upload's
+//   X-Metadata-<key> headers are kept as xattrs user.e2b.<key> (keys lower-cased, as header
+//   names) and reported in every EntryInfo.
 #ifndef PRISM_E2B_LOCAL_SERVER_HPP
 #define PRISM_E2B_LOCAL_SERVER_HPP
 
@@ -139,12 +142,17 @@ struct server_options {
     unsigned sandbox_cpu_count = 2;          ///< CPUs (cpu.cfs_quota_us = count * period)
     std::uint32_t sandbox_memory_mb = 1024;  ///< memory.limit_in_bytes, in MiB
     std::uint32_t sandbox_max_pids = 1024;   ///< pids.max: processes and threads at once
+    /// Disk quota of a sandbox whose template names no diskSizeMB: its /home/user, /workspace,
+    /// /tmp and /root live on an ext4 image of this size (sparse, loop-mounted; needs root,
+    /// /dev/loop-control and mkfs.ext4, any engine). 0: no quota, diskSizeMB is the state dir's.
+    std::uint32_t sandbox_disk_mb = 1024;
     /// Freeze paused sandboxes with the cgroup-v1 freezer when available; false: SIGSTOP/SIGCONT.
     bool cgroup_freezer = true;
     log_sink logger;  ///< receives redacted log lines; empty: no logging
-    /// Reported as envdVersion: 0.5.7 makes the official SDK 2.49.1 use CloseStdin
-    /// and octet-stream uploads, and nothing this server does not implement.
-    std::string envd_version = "0.5.7";
+    /// Reported as envdVersion: 0.6.3 makes the official SDK 2.49.1 use CloseStdin,
+    /// octet-stream uploads, file metadata (0.6.2) and watch entry info (0.6.3), and
+    /// nothing this server does not implement (network-mount watching is 0.6.4).
+    std::string envd_version = "0.6.3";
     /// Upper bound for a /files upload body; JSON bodies are capped at 1 MiB.
     std::size_t max_file_bytes = 64u << 20;
 

@@ -4,6 +4,7 @@
 // through the sandbox root with RESOLVE_IN_ROOT, so symlinks cannot leave it.
 // Nothing here can block on a FIFO, socket or device: /files reads and writes
 // regular files only (open_regular_in_root), and directories open O_DIRECTORY.
+#include "emulator/file_metadata.hpp"
 #include "emulator/gzip_body.hpp"
 #include "emulator/link_target.hpp"
 #include "emulator/multipart.hpp"
@@ -73,8 +74,24 @@ std::string base_name(std::string const& normalized)
     return normalized.substr(normalized.rfind('/') + 1);
 }
 
+/// The metadata of the entry `name` of `dir_fd` (symlinks have none: user xattrs are not allowed on them).
+file_metadata metadata_at(int dir_fd, char const* name, struct stat const& st)
+{
+    if (S_ISLNK(st.st_mode)) return {};
+    unique_fd fd(::openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    return fd ? read_file_metadata(fd.get()) : file_metadata{};
+}
+
+json::object metadata_json(file_metadata const& md)
+{
+    json::object o;
+    for (auto const& [k, v] : md) o[k] = v;
+    return o;
+}
+
 /// EntryInfo (filesystem.proto) for an lstat result.
-json::object entry_json(std::string const& path, struct stat const& st, std::optional<std::string> const& link_target)
+json::object entry_json(std::string const& path, struct stat const& st, std::optional<std::string> const& link_target,
+                        file_metadata const& md)
 {
     json::object o;
     o["name"] = base_name(path);
@@ -89,6 +106,7 @@ json::object entry_json(std::string const& path, struct stat const& st, std::opt
     o["group"] = group_name(st.st_gid);
     o["modifiedTime"] = timestamp_json(st.st_mtim);
     if (link_target) o["symlinkTarget"] = *link_target;
+    if (!md.empty()) o["metadata"] = metadata_json(md);
     return o;
 }
 
@@ -159,7 +177,7 @@ std::variant<json::object, fs_error> stat_entry(sandbox const& sb, std::string c
         ssize_t const n = ::readlinkat(fd.get(), "", buf, sizeof buf);
         if (n >= 0) target = resolved_link_target(sb.root_fd, path, std::string(buf, static_cast<std::size_t>(n)));
     }
-    return entry_json(path, st, target);
+    return entry_json(path, st, target, S_ISLNK(st.st_mode) ? file_metadata{} : read_file_metadata(fd.get()));
 }
 
 void list_into(sandbox const& sb, std::string const& dir_path, int dir_fd, std::uint32_t depth, json::array& out)
@@ -189,7 +207,7 @@ void list_into(sandbox const& sb, std::string const& dir_path, int dir_fd, std::
             if (len >= 0)
                 target = resolved_link_target(sb.root_fd, child, std::string(buf, static_cast<std::size_t>(len)));
         }
-        out.push_back(entry_json(child, st, target));
+        out.push_back(entry_json(child, st, target, metadata_at(dir_fd, n.c_str(), st)));
         if (S_ISDIR(st.st_mode) && depth > 1) {
             int sub = ::openat(dir_fd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
             if (sub >= 0) {
@@ -212,8 +230,9 @@ std::optional<std::string> query_param(std::string const& query, std::string_vie
 }
 
 /// Writes `data` to `path` (parents created). Returns the EntryInfo for the upload answer.
+/// With `md`, that becomes the file's metadata (file_metadata.hpp).
 std::variant<json::object, fs_error> write_file(sandbox const& sb, std::string const& path, std::string_view data,
-                                                os_user const& user)
+                                                os_user const& user, std::optional<file_metadata> const& md)
 {
     std::string parent, name;
     if (!split_parent(path, parent, name)) return fs_error{"invalid_argument", 400, "path '/' is a directory"};
@@ -234,10 +253,18 @@ std::variant<json::object, fs_error> write_file(sandbox const& sb, std::string c
         }
         off += static_cast<std::size_t>(n);
     }
+    if (md)
+        if (int e = write_file_metadata(fd.get(), *md); e != 0) {
+            if (e == ENOTSUP) return fs_error{"failed_precondition", 400, "the file system keeps no file metadata"};
+            if (e == ENOSPC || e == E2BIG)
+                return fs_error{"invalid_argument", 400, "too much metadata for '" + path + "'"};
+            return errno_error(e, path);
+        }
     json::object o;
     o["path"] = path;
     o["name"] = name;
     o["type"] = "file";
+    if (auto kept = read_file_metadata(fd.get()); !kept.empty()) o["metadata"] = metadata_json(kept);
     return o;
 }
 
@@ -301,6 +328,13 @@ asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& re
         }
     }
     auto const ctype = req.header("content-type");
+    std::optional<file_metadata> md;
+    if (auto parsed = metadata_from_headers(req.headers); auto* why = std::get_if<std::string>(&parsed)) {
+        co_await sink.send(rest_error(400, *why));
+        co_return;
+    } else if (auto& given = std::get<file_metadata>(parsed); !given.empty()) {
+        md = std::move(given);
+    }
     json::array written;
     if (auto boundary = multipart_boundary(ctype)) {
         auto parts = parse_multipart(req.body, *boundary);
@@ -322,7 +356,7 @@ asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& re
                     co_return;
                 }
             }
-            auto r = write_file(*sb, *target, p.content, user);
+            auto r = write_file(*sb, *target, p.content, user, md);
             if (auto* e = std::get_if<fs_error>(&r)) {
                 http_response er = files_fail(*e);
                 co_await sink.send(std::move(er));
@@ -339,7 +373,7 @@ asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& re
             co_await sink.send(rest_error(400, "path is required for application/octet-stream uploads"));
             co_return;
         }
-        auto r = write_file(*sb, *path, req.body, user);
+        auto r = write_file(*sb, *path, req.body, user, md);
         if (auto* e = std::get_if<fs_error>(&r)) {
             http_response er = files_fail(*e);
             co_await sink.send(std::move(er));
@@ -357,6 +391,13 @@ asio::awaitable<void> upload(std::shared_ptr<sandbox> sb, http_request const& re
 }
 
 }  // namespace
+
+std::optional<json::object> entry_info(sandbox const& sb, std::string const& path)
+{
+    auto r = stat_entry(sb, path);
+    if (auto* e = std::get_if<json::object>(&r)) return std::move(*e);
+    return std::nullopt;
+}
 
 asio::awaitable<void> handle_files(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
                                    response_sink& sink)
@@ -518,6 +559,12 @@ asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, st
                 }
             }
         }
+    } else if (method == "CreateWatcher" || method == "GetWatcherEvents" || method == "RemoveWatcher") {
+        bool failed = false;
+        auto answer = sb->watchers.call(*sb, method, o, failed);
+        resp = failed
+                   ? connect_error(std::string(answer["code"].as_string()), std::string(answer["message"].as_string()))
+                   : reply(answer);
     } else {
         resp = connect_error("unimplemented",
                              "filesystem.Filesystem/" + std::string(method) + " is not implemented by prism-e2b-local");

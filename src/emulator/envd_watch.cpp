@@ -1,6 +1,9 @@
-// filesystem.Filesystem/WatchDir: a server stream of inotify events for a
-// directory of the sandbox (optionally recursive), with start, filesystem and
-// keepalive messages as envd sends them.
+// filesystem.Filesystem's watchers (envd_watch.hpp): WatchDir, a server stream of
+// inotify events for a directory of the sandbox (optionally recursive), with start,
+// filesystem and keepalive messages as envd sends them; and the polling watchers,
+// whose events wait in their inotify queue for the next GetWatcherEvents.
+#include "emulator/envd_watch.hpp"
+
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
 #include "protocol/envelope.hpp"
@@ -26,6 +29,18 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace asio::experimental::awaitable_operators;
 
+/// The inotify watches of one watcher: descriptor -> path relative to the watched dir.
+struct watch_set {
+    int fd = -1;
+    std::map<int, std::string> dirs;
+    std::size_t limit = 8192;  // bounds a recursive watch of a huge tree
+    std::string root_path;     // the watched directory, as the sandbox names it
+    bool recursive = false;
+    bool include_entry = false;
+
+    void add(int dir_fd, std::string const& rel);
+};
+
 namespace {
 
 constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
@@ -47,43 +62,40 @@ json::object error_end(std::string const& code, std::string const& message)
     return o;
 }
 
-/// The inotify watches of one WatchDir call: descriptor -> path relative to the watched dir.
-struct watch_set {
-    int fd = -1;
-    std::map<int, std::string> dirs;
-    std::size_t limit = 8192;  // bounds a recursive watch of a huge tree
+}  // namespace
 
-    /// Adds a watch on the directory open as `dir_fd` (relative path `rel`), and below it when recursive.
-    void add(int dir_fd, std::string const& rel, bool recursive)
-    {
-        if (dirs.size() >= limit) return;
-        std::string const proc = "/proc/self/fd/" + std::to_string(dir_fd);
-        int const wd = ::inotify_add_watch(fd, proc.c_str(), watch_mask);
-        if (wd < 0) return;
-        dirs[wd] = rel;
-        if (!recursive) return;
-        int const dup = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dup < 0) return;
-        DIR* d = ::fdopendir(dup);
-        if (!d) {
-            ::close(dup);
-            return;
-        }
-        std::vector<std::string> subs;
-        while (auto* e = ::readdir(d)) {
-            std::string n = e->d_name;
-            if (n != "." && n != ".." && e->d_type == DT_DIR) subs.push_back(std::move(n));
-        }
-        for (auto const& n : subs) {
-            int sub = ::openat(::dirfd(d), n.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub >= 0) {
-                add(sub, rel.empty() ? n : rel + "/" + n, true);
-                ::close(sub);
-            }
-        }
-        ::closedir(d);
+/// Adds a watch on the directory open as `dir_fd` (relative path `rel`), and below it when recursive.
+void watch_set::add(int dir_fd, std::string const& rel)
+{
+    if (dirs.size() >= limit) return;
+    std::string const proc = "/proc/self/fd/" + std::to_string(dir_fd);
+    int const wd = ::inotify_add_watch(fd, proc.c_str(), watch_mask);
+    if (wd < 0) return;
+    dirs[wd] = rel;
+    if (!recursive) return;
+    int const dup = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dup < 0) return;
+    DIR* d = ::fdopendir(dup);
+    if (!d) {
+        ::close(dup);
+        return;
     }
-};
+    std::vector<std::string> subs;
+    while (auto* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n != "." && n != ".." && e->d_type == DT_DIR) subs.push_back(std::move(n));
+    }
+    for (auto const& n : subs) {
+        int sub = ::openat(::dirfd(d), n.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0) {
+            add(sub, rel.empty() ? n : rel + "/" + n);
+            ::close(sub);
+        }
+    }
+    ::closedir(d);
+}
+
+namespace {
 
 char const* event_type(std::uint32_t mask)
 {
@@ -95,8 +107,75 @@ char const* event_type(std::uint32_t mask)
     return nullptr;
 }
 
-asio::awaitable<void> watch_loop(std::shared_ptr<sandbox> sb, std::string root_path, bool recursive, watch_set& ws,
-                                 asio::posix::stream_descriptor& in, http_request const& req, response_sink& sink)
+/// Reads every event queued on ws (without blocking) and hands each FilesystemEvent to `emit`.
+/// Returns true when the watched directory itself went away.
+template <class Emit>
+bool drain(sandbox const& sb, watch_set& ws, Emit emit)
+{
+    std::array<char, 16 * 1024> buf;
+    bool gone = false;
+    for (;;) {
+        ssize_t const n = ::read(ws.fd, buf.data(), buf.size());
+        if (n <= 0) break;
+        for (std::size_t off = 0; off < static_cast<std::size_t>(n);) {
+            auto const* ev = reinterpret_cast<inotify_event const*>(buf.data() + off);
+            off += sizeof(inotify_event) + ev->len;
+            auto const dir = ws.dirs.find(ev->wd);
+            if (ev->mask & IN_IGNORED) {
+                if (dir != ws.dirs.end() && dir->second.empty()) gone = true;  // the watched directory itself
+                if (dir != ws.dirs.end()) ws.dirs.erase(dir);
+                continue;
+            }
+            if (dir == ws.dirs.end() || ev->len == 0) continue;
+            std::string const name = dir->second.empty() ? std::string(ev->name) : dir->second + "/" + ev->name;
+            std::string const full = ws.root_path == "/" ? "/" + name : ws.root_path + "/" + name;
+            if (ws.recursive && (ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
+                unique_fd sub = open_in_root(sb.root_fd, full, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+                if (sub) ws.add(sub.get(), name);
+            }
+            if (char const* type = event_type(ev->mask)) {
+                json::object fe;
+                fe["name"] = name;
+                fe["type"] = type;
+                // As envd: the entry as it is now, when it still is (not after a remove or rename away).
+                if (ws.include_entry && !(ev->mask & (IN_DELETE | IN_MOVED_FROM)))
+                    if (auto entry = entry_info(sb, full)) fe["entry"] = std::move(*entry);
+                emit(std::move(fe));
+            }
+        }
+    }
+    return gone;
+}
+
+/// A watcher's request fields (WatchDirRequest, CreateWatcherRequest) into ws, its inotify
+/// watches added; the error to answer otherwise.
+std::optional<json::object> open_watch(sandbox const& sb, json::object const& request, watch_set& ws)
+{
+    std::string raw;
+    if (auto it = request.find("path"); it != request.end() && it->value().is_string())
+        raw = std::string(it->value().as_string());
+    auto flag = [&](char const* key) {
+        auto it = request.find(key);
+        return it != request.end() && it->value().is_bool() && it->value().as_bool();
+    };
+    ws.recursive = flag("recursive");
+    ws.include_entry = flag("includeEntry");
+    auto p = normalize_sandbox_path(raw);
+    if (!p) return error_end("invalid_argument", "invalid path '" + raw + "': outside the sandbox");
+    ws.root_path = *p;
+    unique_fd dir = open_in_root(sb.root_fd, ws.root_path, O_PATH | O_DIRECTORY);
+    if (!dir)
+        return errno == ENOTDIR ? error_end("invalid_argument", "path '" + ws.root_path + "' is not a directory")
+                                : error_end("not_found", "path '" + ws.root_path + "' does not exist");
+    ws.fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (ws.fd < 0) return error_end("internal", "inotify is not available");
+    ws.add(dir.get(), "");
+    if (ws.dirs.empty()) return error_end("internal", "cannot watch '" + ws.root_path + "'");
+    return std::nullopt;
+}
+
+asio::awaitable<void> watch_loop(std::shared_ptr<sandbox> sb, watch_set& ws, asio::posix::stream_descriptor& in,
+                                 http_request const& req, response_sink& sink)
 {
     auto const ex = co_await asio::this_coro::executor;
     auto const keepalive = header_ms(req, "keepalive-ping-interval", 1000);
@@ -104,7 +183,6 @@ asio::awaitable<void> watch_loop(std::shared_ptr<sandbox> sb, std::string root_p
     auto const start = std::chrono::steady_clock::now();
     auto next_keepalive = keepalive ? std::optional(start + *keepalive) : std::nullopt;
     auto const deadline = timeout ? std::optional(start + *timeout) : std::nullopt;
-    std::array<char, 16 * 1024> buf;
     asio::steady_timer timer(ex);
     for (;;) {
         auto const now = std::chrono::steady_clock::now();
@@ -127,36 +205,11 @@ asio::awaitable<void> watch_loop(std::shared_ptr<sandbox> sb, std::string root_p
                                timer.async_wait(use_nothrow));
         if (which.index() != 0) continue;
         std::string out;
-        bool gone = false;
-        for (;;) {
-            ssize_t const n = ::read(ws.fd, buf.data(), buf.size());
-            if (n <= 0) break;
-            for (std::size_t off = 0; off < static_cast<std::size_t>(n);) {
-                auto const* ev = reinterpret_cast<inotify_event const*>(buf.data() + off);
-                off += sizeof(inotify_event) + ev->len;
-                auto const dir = ws.dirs.find(ev->wd);
-                if (ev->mask & IN_IGNORED) {
-                    if (dir != ws.dirs.end() && dir->second.empty())
-                        gone = true;  // the watched directory itself went away
-                    if (dir != ws.dirs.end()) ws.dirs.erase(dir);
-                    continue;
-                }
-                if (dir == ws.dirs.end() || ev->len == 0) continue;
-                std::string const name = dir->second.empty() ? std::string(ev->name) : dir->second + "/" + ev->name;
-                if (recursive && (ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
-                    unique_fd sub = open_in_root(sb->root_fd, root_path == "/" ? "/" + name : root_path + "/" + name,
-                                                 O_PATH | O_DIRECTORY | O_NOFOLLOW);
-                    if (sub) ws.add(sub.get(), name, true);
-                }
-                if (char const* type = event_type(ev->mask)) {
-                    json::object fe, o;
-                    fe["name"] = name;
-                    fe["type"] = type;
-                    o["filesystem"] = std::move(fe);
-                    out += envelope_of(o);
-                }
-            }
-        }
+        bool const gone = drain(*sb, ws, [&](json::object fe) {
+            json::object o;
+            o["filesystem"] = std::move(fe);
+            out += envelope_of(o);
+        });
         if (!out.empty()) {
             bool const ok = co_await sink.write_chunk(std::move(out));
             if (!ok) co_return;
@@ -192,35 +245,8 @@ asio::awaitable<void> handle_watch_dir(std::shared_ptr<server_state>, std::share
                 request = std::move(v.as_object());
         }
     }
-    std::string path;
-    bool recursive = false;
-    unique_fd dir;
-    if (!error) {
-        std::string raw;
-        if (auto it = request.find("path"); it != request.end() && it->value().is_string())
-            raw = std::string(it->value().as_string());
-        if (auto it = request.find("recursive"); it != request.end() && it->value().is_bool())
-            recursive = it->value().as_bool();
-        auto p = normalize_sandbox_path(raw);
-        if (!p) {
-            error = error_end("invalid_argument", "invalid path '" + raw + "': outside the sandbox");
-        } else {
-            path = *p;
-            dir = open_in_root(sb->root_fd, path, O_PATH | O_DIRECTORY);
-            if (!dir)
-                error = errno == ENOTDIR ? error_end("invalid_argument", "path '" + path + "' is not a directory")
-                                         : error_end("not_found", "path '" + path + "' does not exist");
-        }
-    }
     watch_set ws;
-    if (!error) {
-        ws.fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-        if (ws.fd < 0)
-            error = error_end("internal", "inotify is not available");
-        else
-            ws.add(dir.get(), "", recursive);
-        if (!error && ws.dirs.empty()) error = error_end("internal", "cannot watch '" + path + "'");
-    }
+    if (!error) error = open_watch(*sb, request, ws);
     header_list none;
     bool ok = co_await sink.begin_stream(200, "application/connect+json", std::move(none));
     if (!ok) {
@@ -238,7 +264,74 @@ asio::awaitable<void> handle_watch_dir(std::shared_ptr<server_state>, std::share
     std::string first = wire::encode_envelope(R"({"start":{}})");
     ok = co_await sink.write_chunk(std::move(first));
     if (!ok) co_return;
-    co_await (watch_loop(sb, path, recursive, ws, in, req, sink) || sink.wait_peer_closed());
+    co_await (watch_loop(sb, ws, in, req, sink) || sink.wait_peer_closed());
+}
+
+// ---------------------------------------------------------------- polling watchers
+
+struct polling_watcher {
+    std::mutex mutex;  ///< one GetWatcherEvents at a time reads its queue
+    watch_set ws;
+    bool gone = false;  ///< the watched directory went away
+    polling_watcher() = default;
+    polling_watcher(polling_watcher const&) = delete;
+    polling_watcher& operator=(polling_watcher const&) = delete;
+    ~polling_watcher()
+    {
+        if (ws.fd >= 0) ::close(ws.fd);
+    }
+};
+
+watcher_registry::watcher_registry() = default;
+watcher_registry::~watcher_registry() = default;
+
+json::object watcher_registry::call(sandbox const& sb, std::string_view method, json::object const& request,
+                                    bool& failed)
+{
+    constexpr std::size_t max_watchers = 128;  // each holds an inotify instance (a per-user kernel limit)
+    failed = false;
+    auto fail = [&](char const* code, std::string message) {
+        failed = true;
+        json::object e;
+        e["code"] = code;
+        e["message"] = std::move(message);
+        return e;
+    };
+    if (method == "CreateWatcher") {
+        auto w = std::make_shared<polling_watcher>();
+        if (auto err = open_watch(sb, request, w->ws)) {
+            failed = true;
+            return (*err)["error"].as_object();
+        }
+        std::lock_guard lk(mutex_);
+        if (watchers_.size() >= max_watchers)
+            return fail("resource_exhausted", "too many watchers (" + std::to_string(max_watchers) + ")");
+        std::string id = random_id(16);
+        watchers_[id] = std::move(w);
+        json::object o;
+        o["watcherId"] = std::move(id);
+        return o;
+    }
+    std::string id;
+    if (auto it = request.find("watcherId"); it != request.end() && it->value().is_string())
+        id = std::string(it->value().as_string());
+    std::shared_ptr<polling_watcher> w;
+    {
+        std::lock_guard lk(mutex_);
+        if (auto it = watchers_.find(id); it != watchers_.end()) {
+            w = it->second;
+            if (method == "RemoveWatcher") watchers_.erase(it);
+        }
+    }
+    if (!w) return fail("not_found", "watcher '" + id + "' does not exist");
+    if (method == "RemoveWatcher") return {};
+    std::lock_guard lk(w->mutex);
+    json::array events;
+    if (!w->gone) w->gone = drain(sb, w->ws, [&](json::object fe) { events.push_back(std::move(fe)); });
+    if (events.empty() && w->gone) return fail("not_found", "the watched directory was removed");
+    json::object o;
+    o["events"] = std::move(events);
+    return o;
 }
 
 }  // namespace prism_e2b::local::detail

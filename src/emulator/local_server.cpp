@@ -336,6 +336,15 @@ result<void> server::start()
         st.engine = st.isolation_available ? "mount-namespace" : "none";
     }
     if (st.engine != "none") write_account_files(st);
+    if (st.opts.sandbox_disk_mb) {
+        st.disk_quota_problem = sandbox_disk_unavailable();
+        if (st.disk_quota_problem.empty())
+            st.disk_images = std::make_unique<disk_image_cache>(st.state_dir / "disk-images");
+        else if (::geteuid() == 0)
+            st.log(log_level::warning, "prism-e2b-local: no disk quota (" + st.disk_quota_problem + ")");
+    } else {
+        st.disk_quota_problem = "sandbox_disk_mb is 0";
+    }
     st.freezer_root = ::geteuid() == 0 && st.opts.cgroup_freezer ? probe_freezer(owner) : std::string();
     st.freezer_available = !st.freezer_root.empty();
     // Templates are the operator's files; snapshots are the server's (they outlive restarts).

@@ -29,7 +29,8 @@ namespace {
 void usage(std::ostream& os)
 {
     os << "usage: prism-e2b-local [--listen HOST:PORT] [--state-dir DIR] [--api-key-file FILE]\n"
-          "                       [--admin-token TOKEN] [--engine E] [--no-isolation] [--threads N]\n"
+          "                       [--admin-token TOKEN] [--engine E] [--no-isolation] [--disk-mb N]\n"
+          "                       [--threads N]\n"
           "  --listen        address to bind (default 127.0.0.1:0, an ephemeral port)\n"
           "  --state-dir     where sandboxes' files live (default: a temporary directory, removed on exit)\n"
           "  --api-key-file  file holding the X-API-KEY clients must send (one line). Default: $E2B_API_KEY,\n"
@@ -39,7 +40,9 @@ void usage(std::ostream& os)
           "  --admin-token   enables the fault-injection routes under /admin (default: $PRISM_E2B_ADMIN_TOKEN;\n"
           "                  wiped from argv like --api-key)\n"
           "  --engine        namespaces | mount-namespace | none (default: the strongest this machine allows)\n"
-          "  --no-isolation  the same as --engine none\n";
+          "  --no-isolation  the same as --engine none\n"
+          "  --disk-mb       disk quota of a sandbox whose template sets no diskSizeMB, in MiB (default 1024;\n"
+          "                  0: none). Needs root, loop devices and mkfs.ext4; without them none is enforced\n";
 }
 
 std::string generated_key()
@@ -122,6 +125,15 @@ int main(int argc, char** argv)
             opts.isolate = false;
         } else if (a == "--engine") {
             opts.engine = value();
+        } else if (a == "--disk-mb") {
+            std::string const v = value();
+            char* end = nullptr;
+            unsigned long const mb = std::strtoul(v.c_str(), &end, 10);
+            if (v.empty() || *end != '\0' || mb > (1u << 30)) {
+                std::cerr << "prism-e2b-local: --disk-mb wants a size in MiB (0: no quota)\n";
+                return 2;
+            }
+            opts.sandbox_disk_mb = static_cast<std::uint32_t>(mb);
         } else if (a == "--threads") {
             threads = static_cast<unsigned>(std::max(1, std::atoi(value().c_str())));
         } else if (a == "--help" || a == "-h") {

@@ -5,6 +5,7 @@
 #include <prism_e2b/redactor.hpp>
 
 #include "emulator/envd_agent.hpp"
+#include "emulator/host_tool.hpp"
 #include "emulator/ledger.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/sandbox_tree.hpp"
@@ -269,22 +270,9 @@ result<void> extract_tarball(fs::path const& tarball, fs::path const& into)
 {
     std::error_code ec;
     fs::create_directories(into, ec);
-    pid_t const pid = ::fork();
-    if (pid < 0) return error(errc::server_error, "cannot start tar", {"template"});
-    if (pid == 0) {
-        int const null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null >= 0) {
-            ::dup2(null, 0);
-            ::dup2(null, 1);
-        }
-        ::execlp("tar", "tar", "--numeric-owner", "--no-same-permissions", "-xf", tarball.c_str(), "-C", into.c_str(),
-                 static_cast<char*>(nullptr));
-        ::_exit(127);
-    }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    auto r = run_host_tool(
+        {"tar", "--numeric-owner", "--no-same-permissions", "-xf", tarball.string(), "-C", into.string()}, "tar");
+    if (!r)
         return error(errc::server_error, "tar could not extract the template's rootfs " + tarball.string(),
                      {"template"});
     return result<void>{};
@@ -412,7 +400,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     sb->id = random_id(20);
     sb->template_id = tpl.id;
     sb->limits = tpl.limits;
-    sb->disk_mb = tpl.disk_mb;
+    sb->disk_mb = tpl.disk_mb;  // reported only, unless the quota below applies
     sb->default_user = tpl.user;
     sb->start_cmd = tpl.start_cmd;
     sb->access_token = random_hex(32);
@@ -426,8 +414,20 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         sb->ids = std::move(*ids);
     }
     std::error_code ec;
+    // Its writable directories on a file system of the template's size, mounted before anything is put there.
+    if (std::uint32_t const quota = tpl.disk_mb ? tpl.disk_mb : opts.sandbox_disk_mb; disk_images && quota) {
+        fs::create_directories(sb->dir, ec);
+        if (auto disk = create_sandbox_disk(*disk_images, quota, sb->dir / "disk.ext4", sb->root); !disk) {
+            remove_sandbox_files(sb->dir);
+            return disk.error();
+        }
+        sb->disk_mb = quota;
+    }
     for (auto const* sub : {"workspace", "home/user", "tmp", "root"}) fs::create_directories(sb->root / sub, ec);
-    if (ec) return error(errc::server_error, "cannot create the sandbox's directories: " + ec.message(), {"create"});
+    if (ec) {
+        remove_sandbox_files(sb->dir);
+        return error(errc::server_error, "cannot create the sandbox's directories: " + ec.message(), {"create"});
+    }
     ::chmod((sb->root / "tmp").c_str(), 01777);
     ::chmod((sb->root / "root").c_str(), 0700);
     // The default user owns its home and the workspace, as in E2B's base template;
@@ -443,13 +443,16 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     }
     if (!tpl.rootfs.empty())
         if (auto seeded = seed_from_template(tpl, *sb); !seeded) {
-            fs::remove_all(sb->dir, ec);
+            remove_sandbox_files(sb->dir);
             return seeded.error();
         }
     // Traversable (not listable) for the unprivileged default user when there is no mount namespace.
     for (auto const& d : {state_dir, state_dir / "sandboxes", sb->dir, sb->root}) ::chmod(d.c_str(), 0711);
     sb->root_fd = ::open(sb->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (sb->root_fd < 0) return error(errc::server_error, "cannot open the sandbox root", {"create"});
+    if (sb->root_fd < 0) {
+        remove_sandbox_files(sb->dir);
+        return error(errc::server_error, "cannot open the sandbox root", {"create"});
+    }
     if (freezer_available) {
         std::string dir = freezer_root + "/" + sb->id;
         if (::mkdir(dir.c_str(), 0755) == 0) sb->cgroup_dir = dir;
@@ -463,6 +466,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
         if (!cgroups) {
             if (!sb->cgroup_dir.empty()) ::rmdir(sb->cgroup_dir.c_str());
+            remove_sandbox_files(sb->dir);
             return cgroups.error();
         }
         sb->limit_cgroups = std::move(*cgroups);
@@ -474,7 +478,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         if (auto booted = boot_sandbox(*sb); !booted) {
             for (auto const& d : sb->limit_cgroups) ::rmdir(d.c_str());
             if (!sb->cgroup_dir.empty()) ::rmdir(sb->cgroup_dir.c_str());
-            fs::remove_all(sb->dir, ec);
+            remove_sandbox_files(sb->dir);
             return booted.error();
         }
     }
@@ -531,6 +535,12 @@ result<void> server_state::boot_sandbox(sandbox& sb)
     sb.agent->reset();
     sb.init = std::move(*init);
     return result<void>{};
+}
+
+void server_state::remove_sandbox_files(fs::path const& dir) const
+{
+    unmount_sandbox_disk(dir / "root");
+    remove_tree(dir.string());  // not fs::remove_all: it holds one descriptor per level
 }
 
 void server_state::halt_sandbox(sandbox& sb)
@@ -595,6 +605,9 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
         halt_sandbox(*sb);
     }
     procs.clear();
+    // Its disk is detached at once (lazily: its dying processes may still hold it), so no stop or
+    // crash before the files below are removed leaves it mounted.
+    unmount_sandbox_disk(sb->root);
     log(log_level::info, "prism-e2b-local: killed sandbox " + sb->id);
     // Removing the files and the cgroup can wait for the processes to be gone.
     auto self = shared_from_this();
@@ -611,7 +624,7 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
                 t.expires_after(std::chrono::milliseconds(100));
                 co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
             }
-            remove_tree(sb->dir.string());  // not fs::remove_all: it holds one descriptor per level
+            self->remove_sandbox_files(sb->dir);
         },
         asio::detached);
 }
@@ -847,6 +860,17 @@ void server_state::restore_from_ledger()
         secret_redactor::global().add(sb->access_token, token_scope(sb->id));
         sb->dir = state_dir / "sandboxes" / sb->id;
         sb->root = sb->dir / "root";
+        // Its disk: still mounted when the server was killed, mounted again after a reboot of the host.
+        if (auto const image = sb->dir / "disk.ext4"; ::access(image.c_str(), F_OK) == 0) {
+            if (!disk_images) {
+                skip("its disk needs a loop mount: " + disk_quota_problem);
+                continue;
+            }
+            if (auto mounted = mount_sandbox_disk(image, sb->root); !mounted) {
+                skip(mounted.error().message());
+                continue;
+            }
+        }
         sb->root_fd = ::open(sb->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (sb->root_fd < 0) {
             skip("its files are gone");
@@ -1027,8 +1051,13 @@ void server_state::stop_all()
             if (!cgroups.empty() || init_pid > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
         // A clean stop ends the sandboxes, however deep their trees; only a crash leaves them in the ledger.
-        remove_tree(sb->dir.string());
+        remove_sandbox_files(sb->dir);
         if (!ledger.empty()) ledger_remove(ledger, sb->id);
+    }
+    // What killed sandboxes left for their removal in the background, which a stop can outrun.
+    std::error_code ec;
+    for (auto const& e : fs::directory_iterator(state_dir / "sandboxes", ec)) {
+        remove_sandbox_files(e.path());
     }
 }
 

@@ -6,9 +6,11 @@
 #include <prism_e2b/local_server.hpp>
 
 #include "emulator/envd_proxy.hpp"
+#include "emulator/envd_watch.hpp"
 #include "emulator/http_message.hpp"
 #include "emulator/namespaces_engine.hpp"
 #include "emulator/process_runner.hpp"
+#include "emulator/sandbox_disk.hpp"
 #include "emulator/snapshots.hpp"
 #include "emulator/templates.hpp"
 
@@ -77,7 +79,7 @@ struct sandbox {
     std::map<std::string, std::string> env_vars;
     // -- from its template (templates.hpp) --
     ns_limits limits;                   ///< its cgroup limits (namespaces engine)
-    std::uint32_t disk_mb = 0;          ///< reported disk size; 0: the state dir's filesystem
+    std::uint32_t disk_mb = 0;          ///< its disk quota (dir/disk.ext4 on root); 0: the state dir's filesystem
     std::string default_user = "user";  ///< who commands and file operations run as without Authorization
     std::string start_cmd;              ///< run on every cold boot; empty: none
     std::chrono::system_clock::time_point started_at;
@@ -96,7 +98,8 @@ struct sandbox {
     std::map<std::uint32_t, std::shared_ptr<process>> processes;
     std::uint32_t running = 0;
     std::uint32_t peak = 0;
-    ns_init init;  ///< namespaces engine: pid 1 of the sandbox (pid -1 while filesystem-paused)
+    ns_init init;               ///< namespaces engine: pid 1 of the sandbox (pid -1 while filesystem-paused)
+    watcher_registry watchers;  ///< CreateWatcher's polling watchers (their own lock)
     // metrics.cpp: the CPU time of the last sample, for the next one's cpuUsedPct.
     std::uint64_t sampled_cpu_ticks = 0;
     std::chrono::steady_clock::time_point sampled_at{};
@@ -136,6 +139,11 @@ struct server_state : std::enable_shared_from_this<server_state> {
     std::string freezer_root;  ///< /sys/fs/cgroup/freezer/prism-e2b-<pid>
     /// passwd/group (the host's plus "user") bound over /etc in each mount namespace; empty: none.
     std::string passwd_file, group_file;
+
+    /// Per-sandbox disk quotas (sandbox_disk.hpp): the formatted images, null when this machine
+    /// cannot loop-mount (disk_quota_problem says why; the info's diskSizeMB is then only reported).
+    std::unique_ptr<disk_image_cache> disk_images;
+    std::string disk_quota_problem;
 
     std::filesystem::path templates_dir;  ///< state_dir/templates (templates.hpp)
     snapshot_store snapshots;             ///< state_dir/snapshots (snapshots.hpp)
@@ -195,6 +203,9 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// held still: frozen for the copy when it runs (E2B pauses it while it snapshots), as they are when
     /// it is paused. Errors: not_found (killed), server_error (the copy failed; the sandbox runs on).
     result<void> copy_files_still(std::shared_ptr<sandbox> const& sb, std::filesystem::path const& to);
+    /// Unmounts the disk of the sandbox whose directory is `dir` (if it has one) and removes
+    /// that directory, however deep.
+    void remove_sandbox_files(std::filesystem::path const& dir) const;
     /// namespaces engine: ends the sandbox's init; it is reaped in the background.
     void halt_sandbox(sandbox& sb);
 
@@ -224,6 +235,9 @@ boost::asio::awaitable<void> handle_files(std::shared_ptr<server_state> st, std:
 /// the server's for the in-server engines, the agent's inside a namespaces sandbox.
 boost::asio::awaitable<void> handle_envd(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
                                          http_request req, response_sink& sink);
+/// EntryInfo (filesystem.proto, metadata included) of `path` in sb (envd_files.cpp); nullopt when
+/// it cannot be stat-ed (gone already).
+std::optional<boost::json::object> entry_info(sandbox const& sb, std::string const& path);
 /// {"peak":..,"running":..}: the most execs that ran at once in sb, and how many run now.
 http_response exec_counts(sandbox const& sb);
 /// filesystem.Filesystem/WatchDir (server streaming).

@@ -8,7 +8,8 @@
 //                                     home/user, workspace, tmp and root seed the sandbox's own
 //                                     writable directories (system directories stay the host's)
 //    "cpuCount": 1, "memoryMB": 512,  cgroup limits (namespaces engine) and the info's figures
-//    "diskSizeMB": 2048,              reported as the info's diskSizeMB and metrics' diskTotal (no quota)
+//    "diskSizeMB": 2048,              the sandbox's disk quota (sandbox_disk.hpp), the info's diskSizeMB
+//                                     and metrics' diskTotal
 //    "user": "user",                  the default user of commands and files ("user" or "root")
 //    "envVars": {"K": "V"},           every command's environment (the create's envVars win)
 //    "startCmd": "..."}               run (bash -lc) by the default user on every cold boot

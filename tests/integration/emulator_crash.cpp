@@ -5,6 +5,7 @@
 // with Connect, a frozen one counts on after resume; other engines: running ones
 // boot again with their files), paused ones stay paused and resume, deadlines
 // keep counting, and SIGTERM then stops cleanly.
+#include "emulator/sandbox_disk.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
 
@@ -12,6 +13,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -265,6 +267,62 @@ BOOST_AUTO_TEST_CASE(kill_9_keeps_processes_alive_and_reattachable)
     int const st = second.signal_and_wait(SIGTERM);
     BOOST_TEST((WIFEXITED(st) && WEXITSTATUS(st) == 0));
     BOOST_TEST(fs::is_empty(dir / "ledger"));
+    fs::remove_all(dir);
+}
+
+// The disk quota outlives the server: a running sandbox's disk stays mounted through kill -9,
+// a paused one's is mounted again by the next server (here after its mount went, as after a
+// reboot of the host), and a clean stop leaves no mount or loop device.
+BOOST_AUTO_TEST_CASE(kill_9_and_restart_keep_the_sandboxes_disks)
+{
+    namespace fs = std::filesystem;
+    namespace disk = prism_e2b::local::detail;
+    if (auto const why = disk::sandbox_disk_unavailable(); !why.empty()) {
+        BOOST_TEST_MESSAGE("skipped: no disk quota on this machine (" + why + ")");
+        return;
+    }
+    fs::path const dir = fs::temp_directory_path() / ("prism-e2b-crash-" + random_token(6));
+    std::string const key = "e2b_" + random_token();
+    header_pairs const api = {{"X-API-KEY", key}};
+    std::string const df = "df -B1M --output=size /workspace | tail -1";
+    sandbox_ref running, paused;
+    long quota = 0;
+    {
+        server_process first(dir.string(), key);
+        running = create_on(first.port(), api, R"({"templateID":"base","timeout":600})");
+        paused = create_on(first.port(), api, R"({"templateID":"base","timeout":600})");
+        quota = info_on(first.port(), api, running)["diskSizeMB"].to_number<long>();
+        BOOST_REQUIRE(run_command(first.port(), running, "echo kept > /workspace/f").end);
+        BOOST_REQUIRE(run_command(first.port(), paused, "echo kept-too > /workspace/g").end);
+        raw_http c(first.port());
+        BOOST_REQUIRE(c.request("POST", "/sandboxes/" + paused.id + "/pause", R"({"memory":false})", api).status ==
+                      204);
+        BOOST_TEST(WIFSIGNALED(first.signal_and_wait(SIGKILL)));
+    }
+    auto const paused_root = dir / "sandboxes" / paused.id / "root";
+    BOOST_REQUIRE(disk::is_mount_point(paused_root));
+    BOOST_REQUIRE(::umount2(paused_root.c_str(), MNT_DETACH) == 0);
+    BOOST_REQUIRE(!fs::exists(paused_root / "workspace" / "g"));  // the files are in the image only
+
+    server_process second(dir.string(), key);
+    BOOST_TEST(disk::is_mount_point(paused_root));
+    auto r = run_command(second.port(), running, "cat /workspace/f; " + df);
+    BOOST_TEST(r.stdout_text.substr(0, 5) == "kept\n");
+    BOOST_TEST(std::stol(r.stdout_text.substr(5)) <= quota);
+    {
+        raw_http c(second.port());
+        BOOST_TEST(c.request("POST", "/sandboxes/" + paused.id + "/resume", R"({"timeout":300})", api).status == 201);
+    }
+    auto p = run_command(second.port(), paused, "cat /workspace/g; " + df);
+    BOOST_TEST(p.stdout_text.substr(0, 9) == "kept-too\n");
+    BOOST_TEST(std::stol(p.stdout_text.substr(9)) <= quota);
+
+    BOOST_TEST(WIFEXITED(second.signal_and_wait(SIGTERM)));
+    for (auto const& sb : {running, paused}) {
+        auto const sdir = dir / "sandboxes" / sb.id;
+        BOOST_TEST(!fs::exists(sdir));
+        BOOST_TEST(eventually([&] { return disk::loop_devices_of(sdir / "disk.ext4").empty(); }));
+    }
     fs::remove_all(dir);
 }
 
