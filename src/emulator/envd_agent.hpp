@@ -41,9 +41,9 @@ struct agent_config {
 
 /// Route of the agent's own counters (not envd's protocol; the server strips it from client requests).
 inline constexpr char const* agent_stats_path = "/_prism/agent-stats";
-/// gVisor engine: the agent answers 204, closes its socket and every connection, and removes
-/// the socket file once none is left (runsc cannot checkpoint a socket bound on the host).
-/// SIGUSR1 (runsc kill, forwarded by the init) makes it bind the socket again.
+/// gVisor engine: the agent answers 204, closes its socket and every connection, and creates
+/// the file "released" next to the socket once none is left (runsc cannot checkpoint a socket
+/// bound on the host). SIGUSR1 (runsc kill, forwarded by the init) makes it bind the socket again.
 inline constexpr char const* agent_release_path = "/_prism/release-socket";
 /// Private header carrying an injected stream cut (fault_injector::cut_next_streams) to the agent.
 inline constexpr char const* agent_cut_header = "x-prism-cut-stream-after";

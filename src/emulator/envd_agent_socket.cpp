@@ -24,6 +24,8 @@ namespace prism_e2b::local::detail {
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 
+fs::path released_marker(fs::path const& socket) { return socket.parent_path() / "released"; }
+
 namespace {
 
 /// The socket descriptors this process holds (its listener, connections not closed yet).
@@ -74,9 +76,15 @@ void agent_socket::arm_signal()
 bool agent_socket::listen()
 {
     std::lock_guard lk(mutex_);
-    if (current_ && !released_) return true;
+    std::error_code ec;
+    if (current_ && !released_) {
+        if (fs::exists(path_, ec)) return true;
+        current_->stop();  // its file was removed (the server took it for a stale one): a new one
+        retired_.push_back(current_);
+    }
     auto fd = bind_socket(path_);
     if (!fd) return false;
+    ::unlink(released_marker(path_).c_str());
     std::shared_ptr<http_listener> l = make_(this);
     if (!l->adopt(fd.release())) return false;
     current_ = std::move(l);
@@ -86,31 +94,37 @@ bool agent_socket::listen()
 
 void agent_socket::release()
 {
-    std::lock_guard lk(mutex_);
-    if (!current_ || released_) return;
-    released_ = true;
-    current_->stop();
-    // Under gVisor a session parked in a read of a host socket is not woken by stop() or
-    // shutdown(), so every socket left is replaced by /dev/null in place (its descriptor number
-    // stays taken until asio closes it): the sockets are closed now, answers already sent delivered.
-    unique_fd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
-    for (int fd : socket_fds())
-        if (null) ::dup3(null.get(), fd, O_CLOEXEC);
-    retired_.push_back(current_);
+    {
+        std::lock_guard lk(mutex_);
+        if (!current_ || released_) return;
+        released_ = true;
+        current_->stop();
+        // Under gVisor a session parked in a read of a host socket is not woken by stop() or
+        // shutdown(), so every socket left is replaced by /dev/null in place (its descriptor
+        // number stays taken until asio closes it): the sockets are closed now, answers already
+        // sent delivered.
+        unique_fd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+        for (int fd : socket_fds())
+            if (null) ::dup3(null.get(), fd, O_CLOEXEC);
+        retired_.push_back(current_);
+    }
+    // Outside the lock: co_spawn may run the coroutine at once on this thread.
     asio::co_spawn(ex_, remove_when_closed(), asio::detached);
 }
 
 asio::awaitable<void> agent_socket::remove_when_closed()
 {
-    // stop() closes the sockets on their own strands: wait until every one is closed (at most 10 s;
-    // otherwise the file stays and the server, seeing it, does not checkpoint).
+    // Wait until every socket is closed (at most 10 s; otherwise no marker, and the server does
+    // not checkpoint).
     asio::steady_timer t(ex_);
     for (int i = 0; i < 5000; ++i) {
         {
             std::lock_guard lk(mutex_);
             if (!released_) co_return;  // bound again meanwhile
             if (socket_fds().empty()) {
-                ::unlink(path_.c_str());
+                // A file next to the socket says so (gVisor does not let the agent remove the
+                // socket file itself: the server does, before it asks for a new one).
+                unique_fd marker(::open(released_marker(path_).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
                 co_return;
             }
         }

@@ -19,6 +19,10 @@
 
 namespace prism_e2b::local::detail {
 
+/// The file the agent creates next to its socket once it holds no socket any more (then the
+/// server removes the socket file, which gVisor does not let the agent do, and checkpoints).
+std::filesystem::path released_marker(std::filesystem::path const& socket);
+
 /// Thread safety: listen() and release() from any thread (one mutex).
 class agent_socket {
 public:
@@ -30,7 +34,7 @@ public:
     /// Binds the socket (a stale file is replaced) and serves on it; SIGUSR1 calls it again.
     /// False when it cannot bind.
     bool listen();
-    /// Closes the socket and every connection; the socket file is removed once this process
+    /// Closes the socket and every connection; released_marker() appears once this process
     /// holds no socket any more, which tells the server a checkpoint can be taken.
     void release();
 

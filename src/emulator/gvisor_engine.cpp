@@ -2,6 +2,7 @@
 #include "emulator/gvisor_engine.hpp"
 
 #include "emulator/envd_agent.hpp"
+#include "emulator/envd_agent_socket.hpp"
 #include "emulator/envd_proxy.hpp"
 #include "emulator/server_state.hpp"
 
@@ -37,6 +38,9 @@ namespace {
 /// Where things are inside the container.
 constexpr char const* agent_in_container = "/.prism-e2b-envd";
 constexpr char const* socket_dir_in_container = "/.prism-e2b";  // gvisor_socket_in_container's directory
+
+constexpr auto runsc_quick = std::chrono::seconds(30);
+constexpr auto runsc_slow = std::chrono::minutes(10);  // checkpoint and restore grow with memory
 
 struct tool_run {
     int status = -1;     ///< the wait status
@@ -196,6 +200,14 @@ bool ask_agent_to_release(fs::path const& socket, std::chrono::milliseconds time
     return in.rfind("HTTP/1.1 204", 0) == 0;
 }
 
+/// Makes the agent of container `id`, which let go of its socket, bind it again: the stale socket
+/// file goes first (the agent cannot remove it under gVisor), then SIGUSR1 (the init forwards it).
+void ask_agent_to_listen(runsc_config const& rc, std::string const& id, fs::path const& socket)
+{
+    if (!agent_get(socket, "/health", std::chrono::seconds(2))) ::unlink(socket.c_str());
+    (void)run_runsc(rc, {"kill", id, "USR1"}, runsc_quick);
+}
+
 /// A Unix socket someone listens on under `root` (a process of the sandbox bound it on the
 /// host, through a shared directory): runsc cannot checkpoint the sandbox then.
 std::optional<fs::path> listening_host_socket(fs::path const& root)
@@ -331,9 +343,6 @@ result<fs::path> write_bundle(gvisor_boot_spec const& spec)
     return bundle;
 }
 
-constexpr auto runsc_quick = std::chrono::seconds(30);
-constexpr auto runsc_slow = std::chrono::minutes(10);  // checkpoint and restore grow with memory
-
 }  // namespace
 
 std::string find_runsc()
@@ -389,19 +398,24 @@ result<void> gvisor_checkpoint(runsc_config const& rc, std::string const& id, fs
                          ", which runsc cannot checkpoint (pause without memory works)",
                      {"pause"});
     auto const socket = gvisor_agent_socket(dir);
-    auto const relisten = [&] { (void)run_runsc(rc, {"kill", id, "USR1"}, runsc_quick); };
-    if (!ask_agent_to_release(socket, std::chrono::seconds(10)))
+    auto const marker = released_marker(socket);
+    auto const relisten = [&] { ask_agent_to_listen(rc, id, socket); };
+    ::unlink(marker.c_str());
+    if (!ask_agent_to_release(socket, std::chrono::seconds(10))) {
+        relisten();
         return error(errc::server_error, "the envd agent of sandbox " + id + " did not let go of its socket",
                      {"pause"});
-    // The agent removes the socket file once it holds no socket any more.
+    }
+    // The agent creates the marker once it holds no socket any more.
     auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
     std::error_code ec;
-    while (fs::exists(socket, ec) && std::chrono::steady_clock::now() < deadline)
+    while (!fs::exists(marker, ec) && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    if (fs::exists(socket, ec)) {
+    if (!fs::exists(marker, ec)) {
         relisten();
         return error(errc::server_error, "the envd agent of sandbox " + id + " kept connections open", {"pause"});
     }
+    ::unlink(socket.c_str());
     auto const image = memory_image(dir);
     fs::remove_all(image, ec);
     fs::create_directories(image, ec);
@@ -431,6 +445,7 @@ result<void> gvisor_restore(runsc_config const& rc, gvisor_boot_spec const& spec
     if (!gvisor_status(rc, spec.id).empty()) gvisor_destroy(rc, spec.id, spec.dir, false);
     auto const socket = gvisor_agent_socket(spec.dir);
     ::unlink(socket.c_str());
+    ::unlink(released_marker(socket).c_str());
     if (auto restored = runsc_step(rc,
                                    {"restore", "--detach", "--bundle", (spec.dir / "bundle").string(), "--image-path",
                                     image.string(), spec.id},
@@ -438,7 +453,7 @@ result<void> gvisor_restore(runsc_config const& rc, gvisor_boot_spec const& spec
         !restored)
         return restored.error();
     // The restored agent binds its socket again when told (a lost signal is sent again).
-    auto const relisten = [&] { (void)run_runsc(rc, {"kill", spec.id, "USR1"}, runsc_quick); };
+    auto const relisten = [&] { ask_agent_to_listen(rc, spec.id, socket); };
     relisten();
     if (!wait_for_agent(socket, std::chrono::steady_clock::now() + std::chrono::seconds(60), relisten))
         return error(errc::server_error, "the envd agent of restored sandbox " + spec.id + " does not answer",
