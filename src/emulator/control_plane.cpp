@@ -473,11 +473,11 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
         if (!r) {
             // A conflict other than "already paused": the gvisor engine cannot snapshot this sandbox.
             bool const already = r.error().message().find("already paused") != std::string::npos;
+            std::string const why = already ? "sandbox \"" + id + "\" is already paused" : r.error().message();
             if (r.error() == errc::conflict)
-                co_await sink.send(
-                    rest_error(409, already ? "sandbox \"" + id + "\" is already paused" : r.error().message()));
+                co_await sink.send(rest_error(409, why));  // named first: g++ 12 and temporaries in co_await
             else if (r.error() == errc::server_error)
-                co_await sink.send(rest_error(500, r.error().message()));
+                co_await sink.send(rest_error(500, why));
             else
                 co_await sink.send(not_found(id));
             co_return;
