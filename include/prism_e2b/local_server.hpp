@@ -48,6 +48,27 @@
 //   command, so the pids the API reports are the sandbox's own. The server checks the
 //   access token and proxies envd requests to it. Not isolated: with internet access the
 //   sandbox shares the host's network (loopback included).
+// - "gvisor" (only when named: `--engine gvisor`; needs root and runsc): each sandbox is a
+//   runsc (gVisor) container on the ptrace platform. gVisor's kernel answers every syscall
+//   (`uname -r` and `dmesg` are gVisor's); its own pids (`ps` shows only the sandbox, pid 1 is
+//   prism-e2b-envd), mounts and /proc; a read-only root of the host's /usr, /etc (passwd/group
+//   that know "user", shadow files masked), /opt and the sandbox's own writable /home/user,
+//   /workspace, /tmp, /root; its own boot id, new on every cold boot; no network at all
+//   (runsc --network=none: only loopback inside, whatever allow_internet_access says; the info
+//   reports allowInternetAccess false), since runsc cannot checkpoint a sandbox on the host's
+//   network. The Sentry runs in the sandbox's memory, pids and cpu cgroups (the template's
+//   limits). envd runs inside as the container's init and binds its socket in a directory the
+//   server shares with the container (runsc --host-uds=create). Pause with memory is
+//   `runsc checkpoint` into the sandbox's directory: a memory image on disk (the info's
+//   "pauseKind" is "checkpoint", "memorySnapshotBytes" its size), nothing left in RAM, kept
+//   across a server restart; resume is `runsc restore` and the processes continue. envd's
+//   connections and streams are cut by the pause (re-attach with process.Connect). A sandbox
+//   whose process listens on a Unix socket in its own directories cannot be checkpointed (409;
+//   pause without memory works). A failed checkpoint leaves the sandbox paused without its
+//   memory (500). Limits of this runsc build (Debian, 2022-12): `ls PATH` fails with EINVAL
+//   (statx with AT_NO_AUTOMOUNT is refused; `ls` without an argument and globs work), no
+//   pidfd_open or openat2 inside (the agent falls back), syscall-heavy work is several times
+//   slower than on the host.
 // - "mount-namespace": each command gets its own mount namespace where the sandbox's
 //   directories are bound over /workspace, /home/user and /tmp (and passwd/group that know
 //   "user"). Everything else (/, /etc, /usr, network, pids, host root) is the host's: a
@@ -59,7 +80,8 @@
 //   src/emulator/ledger.hpp); a server started on the state dir of one that died takes the
 //   sandboxes back. namespaces engine: sandboxes do not die with the server, so running
 //   ones are still running with their processes (re-attach with process.Connect) and
-//   memory-paused ones still frozen (resume continues them). Other engines (envd in the
+//   memory-paused ones still frozen (resume continues them). gvisor: running containers keep
+//   running, memory-paused ones keep their image on disk (resume restores it). Other engines (envd in the
 //   server): running ones boot again with their files (their processes are gone), a
 //   memory pause becomes a filesystem one. Paused ones stay paused, deadlines keep
 //   counting. stop() kills and removes every sandbox and its record. One server per state
@@ -131,13 +153,14 @@ struct server_options {
     std::string api_key;                       ///< required: X-API-KEY must equal it
     std::string admin_token;                   ///< empty: fault-injection admin routes disabled
     /// The isolation engine: "namespaces" (own user, pid, mount, uts, ipc and, without
-    /// internet, network namespaces, cgroup limits; needs root), "mount-namespace" (the
+    /// internet, network namespaces, cgroup limits; needs root), "gvisor" (a runsc container
+    /// per sandbox, memory snapshots on disk; needs root and runsc; never chosen unless named), "mount-namespace" (the
     /// sandbox's directories bound over the host's in a mount namespace of each command),
     /// "none", or empty: the strongest this machine allows. start() fails when an engine
     /// named here is not available.
     std::string engine;
     bool isolate = true;  ///< false: engine "none" whatever `engine` says
-    // The limits of every sandbox with the namespaces engine, written to its cgroups;
+    // The limits of every sandbox with the namespaces and gvisor engines, written to its cgroups;
     // the info's cpuCount and memoryMB are read back from them.
     unsigned sandbox_cpu_count = 2;          ///< CPUs (cpu.cfs_quota_us = count * period)
     std::uint32_t sandbox_memory_mb = 1024;  ///< memory.limit_in_bytes, in MiB
@@ -246,13 +269,14 @@ public:
     fault_injector& faults() noexcept;    ///< the fault switches of this server
     /// Peak number of concurrently running processes in the sandbox (0 when unknown).
     std::uint32_t peak_concurrent_execs(std::string const& sandbox_id) const;
-    /// The engine new sandboxes get: "namespaces", "mount-namespace" or "none".
+    /// The engine new sandboxes get: "namespaces", "gvisor", "mount-namespace" or "none".
     std::string isolation() const;
     /// A snapshot of the listener's accounting (zeros before start()).
     local::listener_stats listener_stats() const;
     /// What a sandbox of this server attests, for e2b_sandbox's options.capabilities:
     /// namespaces: filesystem, process and privilege isolated, network isolated only
-    /// without internet access; the other engines: only workspace coherence.
+    /// without internet access; gvisor: all four (no network at all); the other engines:
+    /// only workspace coherence.
     sandbox_capabilities capabilities(bool allow_internet_access = true) const;
 
 private:

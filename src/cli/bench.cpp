@@ -29,6 +29,7 @@ std::optional<fs::path> installed_js_dir(fs::path const& self)
 
 int bench(std::vector<std::string> args)
 {
+    if (auto rc = run_bench_pause_resume_memory(args)) return *rc;  // bench_pause_resume.cpp, in-process
     std::optional<std::string> js_dir;
     for (auto it = args.begin(); it != args.end();) {
         if (*it == "--js-dir" && it + 1 != args.end()) {
@@ -72,6 +73,8 @@ void add_bench_command(CLI::App& app, run_state& st)
     cmd->prefix_command();  // everything is prism-e2b-bench's (see `prism-e2b bench all --help`)
     cmd->footer(
         "usage: prism-e2b bench <pause_resume|fan_out|unary_floor|all> [--n N] [--json FILE] [--svg FILE]\n"
+        "       prism-e2b bench pause_resume_memory [--engines namespaces,gvisor] [--sizes 64,256 | --max-mib N]\n"
+        "                       [--n CYCLES]  (pause/resume latency against the memory a sandbox holds)\n"
         "                       [--js [--js-dir DIR]] ...\n"
         "--js also runs the official JS SDK (node). Its directory (bench/js with node_modules) is, in order:\n"
         "  --js-dir DIR, $PRISM_E2B_BENCH_JS_DIR, <prefix>/share/prism-e2b/bench/js next to an installed\n"

@@ -86,6 +86,8 @@ void add_connect_command(CLI::App& app, run_state& st);     // cmd_connect.cpp: 
 void add_metrics_command(CLI::App& app, run_state& st);     // cmd_metrics.cpp: metrics
 void add_demo_command(CLI::App& app, run_state& st);        // demo.cpp: demo
 void add_bench_command(CLI::App& app, run_state& st);       // bench.cpp: bench
+/// bench_pause_resume.cpp: `bench pause_resume_memory ...` (nullopt: another bench scenario).
+std::optional<int> run_bench_pause_resume_memory(std::vector<std::string> const& args);
 
 }  // namespace prism_e2b::cli
 

@@ -167,6 +167,8 @@ json::object detail_json(server_state const& st, sandbox const& sb, bool detail)
         if (sb.state == sandbox_state::paused)
             o["pauseKind"] =
                 sb.paused_with_memory ? (sb.freeze_method.empty() ? "memory" : sb.freeze_method) : "filesystem";
+        if (sb.state == sandbox_state::paused && sb.paused_with_memory && sb.freeze_method == "checkpoint")
+            o["memorySnapshotBytes"] = gvisor_memory_image_bytes(sb.dir);  // gvisor: the image on disk
     }
     return o;
 }
@@ -469,8 +471,13 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
         }
         auto r = st->pause_sandbox(sb, memory.value_or(true));
         if (!r) {
+            // A conflict other than "already paused": the gvisor engine cannot snapshot this sandbox.
+            bool const already = r.error().message().find("already paused") != std::string::npos;
+            std::string const why = already ? "sandbox \"" + id + "\" is already paused" : r.error().message();
             if (r.error() == errc::conflict)
-                co_await sink.send(rest_error(409, "sandbox \"" + id + "\" is already paused"));
+                co_await sink.send(rest_error(409, why));  // named first: g++ 12 and temporaries in co_await
+            else if (r.error() == errc::server_error)
+                co_await sink.send(rest_error(500, why));
             else
                 co_await sink.send(not_found(id));
             co_return;
@@ -533,7 +540,7 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
                 std::lock_guard lk(sb->mutex);
                 procs.swap(sb->processes);
                 sb->running = 0;
-                if (sb->isolation == "namespaces") {  // a reboot: a new init and boot id
+                if (sb->isolation == "namespaces" || sb->isolation == "gvisor") {  // a reboot: new init, boot id
                     sb->paused_with_memory = false;
                     st->halt_sandbox(*sb);
                 }

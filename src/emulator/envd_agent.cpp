@@ -1,6 +1,7 @@
 // prism-e2b-envd: the sandbox's init and the envd agent it runs (envd_agent.hpp).
 #include "emulator/envd_agent.hpp"
 
+#include "emulator/envd_agent_socket.hpp"
 #include "emulator/http_listener.hpp"
 #include "emulator/server_state.hpp"
 
@@ -8,6 +9,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -33,6 +35,7 @@ json::object agent_config::to_json() const
     o["defaultUser"] = default_user;
     o["maxFileBytes"] = max_file_bytes;
     o["envdVersion"] = envd_version;
+    if (!listen_path.empty()) o["listenPath"] = listen_path;
     return o;
 }
 
@@ -47,21 +50,29 @@ agent_config agent_config::from_json(json::object const& o)
     if (auto const* v = o.if_contains("maxFileBytes"); v && v->is_number())
         c.max_file_bytes = v->to_number<std::size_t>();
     if (auto const* v = o.if_contains("envdVersion"); v && v->is_string()) c.envd_version = std::string(v->as_string());
+    if (auto const* v = o.if_contains("listenPath"); v && v->is_string()) c.listen_path = std::string(v->as_string());
     return c;
 }
 
 namespace {
 
-asio::awaitable<void> agent_dispatch(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
-                                     response_sink& sink)
+asio::awaitable<void> agent_dispatch(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, agent_socket* own,
+                                     http_request req, response_sink& sink)
 {
     // An injected stream cut travels with the request it is for (the server's fault injector armed it).
     if (auto cut = req.header(agent_cut_header); !cut.empty())
         st->faults.cut_next_streams(static_cast<std::size_t>(std::strtoull(std::string(cut).c_str(), nullptr, 10)), 1);
-    if (req.path == agent_stats_path)
+    if (req.path == agent_stats_path) {
         co_await sink.send(exec_counts(*sb));
-    else
+    } else if (req.path == agent_release_path && own) {
+        http_response r;
+        r.status = 204;
+        r.content_type.clear();
+        co_await sink.send(std::move(r));
+        own->release();
+    } else {
         co_await handle_envd(std::move(st), std::move(sb), std::move(req), sink);
+    }
 }
 
 /// The serving agent: the envd handlers on this sandbox's "/" (never returns).
@@ -84,17 +95,29 @@ int serve(agent_config const& cfg)
     sb->started_at = std::chrono::system_clock::now();
     st->sandboxes[sb->id] = sb;
 
-    http_listener listener(
-        st->ex,
-        [st, sb](http_request req, response_sink& sink) { return agent_dispatch(st, sb, std::move(req), sink); },
-        [st](http_request const& head) {
-            head_verdict v;
-            v.body_limit = head.method == "POST" && head.path == "/files" ? st->opts.max_file_bytes : 1u << 20;
-            return v;
-        },
-        listener_limits{512, std::size_t{1} << 30, std::chrono::seconds(10), std::chrono::hours(24)}, log_sink{});
-    ::fcntl(agent_listen_fd, F_SETFD, FD_CLOEXEC);
-    if (!listener.adopt(agent_listen_fd)) return 1;
+    auto make_listener = [st, sb](agent_socket* own) {
+        return std::make_unique<http_listener>(
+            st->ex,
+            [st, sb, own](http_request req, response_sink& sink) {
+                return agent_dispatch(st, sb, own, std::move(req), sink);
+            },
+            [st](http_request const& head) {
+                head_verdict v;
+                v.body_limit = head.method == "POST" && head.path == "/files" ? st->opts.max_file_bytes : 1u << 20;
+                return v;
+            },
+            listener_limits{512, std::size_t{1} << 30, std::chrono::seconds(10), std::chrono::hours(24)}, log_sink{});
+    };
+    std::unique_ptr<http_listener> inherited;
+    std::unique_ptr<agent_socket> own;
+    if (cfg.listen_path.empty()) {
+        inherited = make_listener(nullptr);
+        ::fcntl(agent_listen_fd, F_SETFD, FD_CLOEXEC);
+        if (!inherited->adopt(agent_listen_fd)) return 1;
+    } else {
+        own = std::make_unique<agent_socket>(st->ex, cfg.listen_path, make_listener);
+        if (!own->listen()) return 1;
+    }
     auto work = asio::make_work_guard(ioc);
     // Threads are created now: under a fork bomb the pids cgroup has no room for new ones.
     std::thread second([&ioc] { ioc.run(); });
@@ -116,9 +139,20 @@ std::string read_to_eof(int fd)
     return out;
 }
 
+/// The serving agent's pid, for the init's SIGUSR1 forwarding (gVisor: bind the socket again).
+std::atomic<pid_t> serving_agent{0};
+
+void forward_to_agent(int sig)
+{
+    if (pid_t const p = serving_agent.load(); p > 0) ::kill(p, sig);
+}
+
 /// pid 1 of the sandbox: reaps every orphan, and keeps one serving agent alive.
 [[noreturn]] void run_init()
 {
+    struct sigaction fwd {};
+    fwd.sa_handler = forward_to_agent;
+    ::sigaction(SIGUSR1, &fwd, nullptr);
     boost::system::error_code jec;
     auto parsed = json::parse(read_to_eof(agent_config_fd), jec);
     agent_config const cfg = !jec && parsed.is_object() ? agent_config::from_json(parsed.as_object()) : agent_config{};
@@ -131,6 +165,7 @@ std::string read_to_eof(int fd)
             ::prctl(PR_SET_PDEATHSIG, SIGKILL);
             ::_exit(serve(cfg));
         }
+        serving_agent = agent;
         for (;;) {
             pid_t const p = ::waitpid(-1, nullptr, 0);
             if (p == agent || (p < 0 && errno == ECHILD) || agent < 0) break;

@@ -30,6 +30,9 @@ struct agent_config {
     std::string default_user = "user";  ///< the template's: who commands run as without Authorization
     std::size_t max_file_bytes = 64u << 20;
     std::string envd_version;
+    /// gVisor engine: the agent binds this path itself (its container cannot inherit a host
+    /// socket) and lets go of it for a checkpoint; empty: it serves on agent_listen_fd.
+    std::string listen_path;
 
     boost::json::object to_json() const;
     /// Missing fields keep their defaults.
@@ -38,6 +41,10 @@ struct agent_config {
 
 /// Route of the agent's own counters (not envd's protocol; the server strips it from client requests).
 inline constexpr char const* agent_stats_path = "/_prism/agent-stats";
+/// gVisor engine: the agent answers 204, closes its socket and every connection, and creates
+/// the file "released" next to the socket once none is left (runsc cannot checkpoint a socket
+/// bound on the host). SIGUSR1 (runsc kill, forwarded by the init) makes it bind the socket again.
+inline constexpr char const* agent_release_path = "/_prism/release-socket";
 /// Private header carrying an injected stream cut (fault_injector::cut_next_streams) to the agent.
 inline constexpr char const* agent_cut_header = "x-prism-cut-stream-after";
 

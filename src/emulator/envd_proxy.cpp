@@ -236,7 +236,7 @@ std::uint64_t agent_pool::generation() const
 asio::awaitable<void> proxy_to_agent(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
                                      response_sink& sink)
 {
-    if (req.path == agent_stats_path) {  // the agent's own counters are not a client's business
+    if (req.path.rfind("/_prism/", 0) == 0) {  // the agent's own routes are not a client's business
         co_await sink.send(rest_error(404, "no such route"));
         co_return;
     }

@@ -6,6 +6,7 @@
 
 #include "emulator/envd_agent.hpp"
 #include "emulator/envd_proxy.hpp"
+#include "emulator/gvisor_engine.hpp"
 #include "emulator/http_listener.hpp"
 #include "emulator/ledger.hpp"
 #include "emulator/sandbox_fs.hpp"
@@ -110,6 +111,21 @@ void write_account_files(server_state& st)
         st.passwd_file = (dir / "passwd").string();
         st.group_file = (dir / "group").string();
     }
+}
+
+/// Why the gvisor engine cannot run here (empty: it can; the cgroup roots are then made).
+std::string gvisor_problem(server_state& st, std::string const& owner)
+{
+    if (!st.opts.isolate) return "isolation is switched off";
+    if (::geteuid() != 0) return "it needs root";
+    st.runsc = {find_runsc(), st.state_dir / "runsc"};
+    if (st.runsc.program.empty()) return "runsc was not found (install the runsc package, or set PRISM_E2B_RUNSC)";
+    st.envd_agent = find_envd_agent();
+    if (st.envd_agent.empty()) return "prism-e2b-envd was not found (next to the executable, or set PRISM_E2B_ENVD)";
+    if (!st.ns_cgroups.create(owner)) return "the cgroup-v1 memory, pids and cpu controllers are not all available";
+    if (auto probed = probe_gvisor(st.runsc, st.state_dir / "probe-gv", st.envd_agent); !probed)
+        return probed.error().message();
+    return {};
 }
 
 /// "49983-<id>.<domain>" -> id.
@@ -282,9 +298,10 @@ result<void> server::start()
     }
 
     auto const& wanted = st.opts.engine;
-    if (!wanted.empty() && wanted != "namespaces" && wanted != "mount-namespace" && wanted != "none")
-        return error(errc::invalid_argument, "unknown engine \"" + wanted + "\" (namespaces, mount-namespace, none)",
-                     {"start"});
+    if (!wanted.empty() && wanted != "namespaces" && wanted != "gvisor" && wanted != "mount-namespace" &&
+        wanted != "none")
+        return error(errc::invalid_argument,
+                     "unknown engine \"" + wanted + "\" (namespaces, gvisor, mount-namespace, none)", {"start"});
     bool const may_isolate = st.opts.isolate && wanted != "none";
     // The sandboxes' unprivileged ids must be able to traverse to their directories.
     for (auto const& d : {st.state_dir, st.state_dir / "sandboxes"}) ::chmod(d.c_str(), 0711);
@@ -304,8 +321,21 @@ result<void> server::start()
     }
     // Only a state dir that outlives this server can take its sandboxes back after a crash.
     std::string const owner = st.owns_state_dir ? std::string() : st.state_dir.string();
+    auto const set_limits = [&st] {
+        st.ns_defaults = {std::max(1u, st.opts.sandbox_cpu_count),
+                          std::max<std::uint32_t>(16, st.opts.sandbox_memory_mb),
+                          std::max<std::uint32_t>(8, st.opts.sandbox_max_pids)};
+    };
+    if (wanted == "gvisor") {  // only when asked for: never the default
+        if (auto problem = gvisor_problem(st, owner); !problem.empty()) {
+            for (auto const& d : st.ns_cgroups.all()) ::rmdir(d.c_str());
+            return error(errc::invalid_argument, "the gvisor engine is not available: " + problem, {"start"});
+        }
+        st.engine = "gvisor";
+        set_limits();
+    }
     std::string ns_problem = "it needs root";
-    if (may_isolate && (wanted.empty() || wanted == "namespaces") && ::geteuid() == 0) {
+    if (wanted != "gvisor" && may_isolate && (wanted.empty() || wanted == "namespaces") && ::geteuid() == 0) {
         st.envd_agent = find_envd_agent();
         if (st.envd_agent.empty())
             ns_problem = "prism-e2b-envd was not found (next to the executable, or set PRISM_E2B_ENVD)";
@@ -316,12 +346,12 @@ result<void> server::start()
         else
             ns_problem.clear();
     }
-    if (ns_problem.empty()) {
+    if (wanted == "gvisor") {
+        // chosen above
+    } else if (ns_problem.empty()) {
         st.engine = "namespaces";
         st.slirp4netns = find_slirp4netns();
-        st.ns_defaults = {std::max(1u, st.opts.sandbox_cpu_count),
-                          std::max<std::uint32_t>(16, st.opts.sandbox_memory_mb),
-                          std::max<std::uint32_t>(8, st.opts.sandbox_max_pids)};
+        set_limits();
     } else {
         for (auto const& d : st.ns_cgroups.all()) ::rmdir(d.c_str());
         st.ns_cgroups = {};
@@ -444,6 +474,12 @@ sandbox_capabilities server::capabilities(bool allow_internet_access) const
         c.process_isolated = true;
         c.privilege_isolated = true;
         c.network_isolated = !allow_internet_access;
+    } else if (impl_->st->engine == "gvisor") {
+        // Each claimed in tests/integration/emulator_gvisor.cpp; no network whatever is asked for.
+        c.filesystem_isolated = true;
+        c.process_isolated = true;
+        c.privilege_isolated = true;
+        c.network_isolated = true;
     }
     return c;
 }

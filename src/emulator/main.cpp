@@ -39,7 +39,8 @@ void usage(std::ostream& os)
           "                  wipes the value from its argv at startup, but it is visible until then\n"
           "  --admin-token   enables the fault-injection routes under /admin (default: $PRISM_E2B_ADMIN_TOKEN;\n"
           "                  wiped from argv like --api-key)\n"
-          "  --engine        namespaces | mount-namespace | none (default: the strongest this machine allows)\n"
+          "  --engine        namespaces | gvisor | mount-namespace | none (default: the strongest this machine\n"
+          "                  allows; gvisor only when named: runsc on the ptrace platform, no network)\n"
           "  --no-isolation  the same as --engine none\n"
           "  --disk-mb       disk quota of a sandbox whose template sets no diskSizeMB, in MiB (default 1024;\n"
           "                  0: none). Needs root, loop devices and mkfs.ext4; without them none is enforced\n";

@@ -302,7 +302,12 @@ void write_cgroup_procs(spawn_spec const& spec, int report_w)
     if (::dup2(in_r, 0) < 0 || ::dup2(out_w, 1) < 0 || ::dup2(err_w, 2) < 0) child_fail(report_w, stage_dup);
     if (spec.pty && ::ioctl(0, TIOCSCTTY, 0) != 0) child_fail(report_w, stage_dup);
     // Every other inherited descriptor (sockets, other children's pipes) must not leak into the child.
-    ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
+    if (::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
+        // gVisor's kernel has no CLOSE_RANGE_CLOEXEC: close them now, all but the report pipe.
+        unsigned const keep = static_cast<unsigned>(report_w);
+        if (keep > 3u) ::syscall(SYS_close_range, 3u, keep - 1, 0u);
+        ::syscall(SYS_close_range, keep + 1, ~0u, 0u);
+    }
 
     if (!joined) write_cgroup_procs(spec, report_w);
 

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -62,6 +63,18 @@ unique_fd::~unique_fd()
     if (fd_ >= 0) ::close(fd_);
 }
 
+namespace {
+
+/// Is `root_fd` this process's own "/"?
+bool is_own_root(int root_fd)
+{
+    struct stat a {
+    }, b{};
+    return ::fstat(root_fd, &a) == 0 && ::stat("/", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+}  // namespace
+
 unique_fd open_in_root(int root_fd, std::string const& normalized, int flags, mode_t mode)
 {
     std::string rel = normalized.size() > 1 ? normalized.substr(1) : std::string(".");
@@ -73,6 +86,13 @@ unique_fd open_in_root(int root_fd, std::string const& normalized, int flags, mo
     do {
         r = ::syscall(SYS_openat2, root_fd, rel.c_str(), &how, sizeof how);
     } while (r < 0 && (errno == EINTR || errno == EAGAIN));
+    if (r < 0 && errno == ENOSYS && is_own_root(root_fd)) {
+        // No openat2 (gVisor's kernel): below this process's own "/" every lookup stays inside
+        // anyway, so a plain openat resolves the same (the envd agent inside a sandbox).
+        do {
+            r = ::openat(root_fd, rel.c_str(), flags | O_CLOEXEC, (flags & O_CREAT) ? mode : 0);
+        } while (r < 0 && errno == EINTR);
+    }  // elsewhere a plain openat would not be confined: ENOSYS stays the answer
     return unique_fd(static_cast<int>(r));
 }
 

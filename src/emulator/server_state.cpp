@@ -308,6 +308,17 @@ void server_state::run_start_command(std::shared_ptr<sandbox> const& sb)
 {
     if (sb->start_cmd.empty()) return;
     auto const user = lookup_user(sb->default_user);
+    if (sb->isolation == "gvisor") {  // started inside the container, as after boot in E2B
+        std::vector<std::string> env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                                        "HOME=" + user->home, "USER=" + user->name, "E2B_SANDBOX=true"};
+        for (auto const& [k, v] : sb->env_vars) env.push_back(k + "=" + v);
+        if (auto started =
+                gvisor_exec_detached(runsc, sb->id, user->uid, user->home, env, {"/bin/bash", "-lc", sb->start_cmd});
+            !started)
+            log(log_level::warning, "prism-e2b-local: the start command of sandbox " + sb->id +
+                                        " did not start: " + started.error().message());
+        return;
+    }
     process_config cfg;
     cfg.cmd = "/bin/bash";
     cfg.args = {"-lc", sb->start_cmd};
@@ -408,6 +419,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     sb->dir = state_dir / "sandboxes" / sb->id;
     sb->root = sb->dir / "root";
     bool const ns = engine == "namespaces";
+    bool const gv = engine == "gvisor";
     if (ns) {
         auto ids = uid_range::reserve();
         if (!ids) return ids.error();
@@ -458,11 +470,11 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         if (::mkdir(dir.c_str(), 0755) == 0) sb->cgroup_dir = dir;
     }
     sb->isolation = engine;
-    sb->internet = allow_internet;
+    sb->internet = allow_internet && !gv;  // gVisor sandboxes have no network (runsc cannot checkpoint the host's)
     // The template's env vars, overridden by the create's (the agent is told them when it boots).
     sb->env_vars = tpl.env_vars;
     for (auto& [k, v] : env_vars) sb->env_vars[k] = std::move(v);
-    if (ns) {
+    if (ns || gv) {
         auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
         if (!cgroups) {
             if (!sb->cgroup_dir.empty()) ::rmdir(sb->cgroup_dir.c_str());
@@ -470,10 +482,10 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
             return cgroups.error();
         }
         sb->limit_cgroups = std::move(*cgroups);
-        sb->stage = sb->dir / "stage";
         sb->boot_id_file = sb->dir / "boot_id";
-        sb->agent = std::make_shared<agent_pool>(sb->dir / "envd.sock");
-        fs::create_directories(sb->stage, ec);
+        sb->agent = std::make_shared<agent_pool>(gv ? gvisor_agent_socket(sb->dir) : sb->dir / "envd.sock");
+        if (ns) sb->stage = sb->dir / "stage";
+        if (ns) fs::create_directories(sb->stage, ec);
         std::lock_guard lk(sb->mutex);
         if (auto booted = boot_sandbox(*sb); !booted) {
             for (auto const& d : sb->limit_cgroups) ::rmdir(d.c_str());
@@ -499,10 +511,45 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     return sb;
 }
 
+agent_config server_state::agent_config_for(sandbox const& sb) const
+{
+    agent_config cfg;
+    cfg.sandbox_id = sb.id;
+    cfg.env_vars = sb.env_vars;
+    cfg.default_user = sb.default_user;
+    cfg.max_file_bytes = opts.max_file_bytes;
+    cfg.envd_version = opts.envd_version;
+    if (sb.isolation == "gvisor") cfg.listen_path = gvisor_socket_in_container;
+    return cfg;
+}
+
+gvisor_boot_spec server_state::gvisor_spec_for(sandbox const& sb) const
+{
+    gvisor_boot_spec spec;
+    spec.id = sb.id;
+    spec.dir = sb.dir;
+    spec.root = sb.root;
+    spec.boot_id_file = sb.boot_id_file;
+    spec.passwd_file = passwd_file;
+    spec.group_file = group_file;
+    spec.hostname = "e2b-" + sb.id.substr(0, 8);
+    spec.agent_path = envd_agent;
+    spec.agent_config = boost::json::serialize(agent_config_for(sb).to_json());
+    spec.cgroup_dirs = sb.limit_cgroups;
+    if (!sb.cgroup_dir.empty()) spec.cgroup_dirs.push_back(sb.cgroup_dir);
+    spec.limits = sb.limits;
+    return spec;
+}
+
 result<void> server_state::boot_sandbox(sandbox& sb)
 {
     if (!write_boot_id(sb.boot_id_file))
         return error(errc::server_error, "cannot write the sandbox's boot id", {"create"});
+    if (sb.isolation == "gvisor") {
+        auto booted = gvisor_boot(runsc, gvisor_spec_for(sb));
+        if (booted) sb.agent->reset();
+        return booted;
+    }
     ns_boot_spec spec;
     spec.sandbox_root = sb.root;
     spec.stage = sb.stage;
@@ -518,13 +565,7 @@ result<void> server_state::boot_sandbox(sandbox& sb)
     spec.cgroup_dirs = sb.limit_cgroups;
     if (!sb.cgroup_dir.empty()) spec.cgroup_dirs.push_back(sb.cgroup_dir);
     spec.agent_path = envd_agent;
-    agent_config cfg;
-    cfg.sandbox_id = sb.id;
-    cfg.env_vars = sb.env_vars;
-    cfg.default_user = sb.default_user;
-    cfg.max_file_bytes = opts.max_file_bytes;
-    cfg.envd_version = opts.envd_version;
-    spec.agent_config = boost::json::serialize(cfg.to_json());
+    spec.agent_config = boost::json::serialize(agent_config_for(sb).to_json());
     // Bound before the init exists, so the server can connect at once (the backlog holds
     // connections until the agent accepts) and again after a restart of its own.
     auto listening = listen_agent_socket(sb.agent->socket_path());
@@ -545,6 +586,11 @@ void server_state::remove_sandbox_files(fs::path const& dir) const
 
 void server_state::halt_sandbox(sandbox& sb)
 {
+    if (sb.isolation == "gvisor") {
+        gvisor_destroy(runsc, sb.id, sb.dir, true);
+        if (sb.agent) sb.agent->reset();
+        return;
+    }
     if (sb.init.pid <= 0) return;
     pid_t const pid = sb.init.pid;
     ::kill(pid, SIGKILL);
@@ -632,13 +678,21 @@ void server_state::kill_sandbox(std::shared_ptr<sandbox> const& sb)
 result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, bool memory)
 {
     std::map<std::uint32_t, std::shared_ptr<process>> killed;
+    std::optional<error> failed_snapshot;
     if (memory && sb->agent) (void)agent_peak(*sb);  // keeps the agent's counters: frozen, it cannot answer
     {
         std::lock_guard lk(sb->mutex);
         if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"pause"});
         if (sb->state != sandbox_state::running)
             return error(errc::conflict, "sandbox " + sb->id + " is already paused", {"pause"});
-        if (memory) {
+        if (memory && sb->isolation == "gvisor") {  // a real memory snapshot, on disk
+            bool lost_memory = false;
+            sb->agent->reset();  // the pooled connections go first: the agent waits for every one to close
+            auto saved = gvisor_checkpoint(runsc, sb->id, sb->dir, lost_memory);
+            if (!saved && !lost_memory) return saved.error();  // it runs on
+            if (!saved) failed_snapshot = saved.error();       // the container is gone, its files are kept
+            sb->freeze_method = "checkpoint";
+        } else if (memory) {
             bool frozen = false;
             if (!sb->cgroup_dir.empty()) frozen = freeze_cgroup(sb->cgroup_dir);
             if (frozen) {
@@ -660,10 +714,14 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
             halt_sandbox(*sb);  // a filesystem pause ends the "VM"; resume boots it again
         }
         sb->state = sandbox_state::paused;
-        sb->paused_with_memory = memory;
+        sb->paused_with_memory = memory && !failed_snapshot;
     }
     if (!memory) kill_everything(*sb, killed);
     persist(*sb);
+    if (failed_snapshot) {  // paused as if without memory: resume boots it again
+        log(log_level::error, "prism-e2b-local: sandbox " + sb->id + ": " + failed_snapshot->message());
+        return *failed_snapshot;
+    }
     log(log_level::info, "prism-e2b-local: paused sandbox " + sb->id + (memory ? " (memory)" : " (filesystem)"));
     return result<void>{};
 }
@@ -687,7 +745,10 @@ result<void> server_state::resume_locked(sandbox& sbr, std::chrono::seconds time
     std::lock_guard lk(sb->mutex);
     if (sb->state != sandbox_state::paused) return result<void>{};
     if (sb->paused_with_memory) {
-        if (sb->freeze_method == "cgroup-freezer")
+        if (sb->freeze_method == "checkpoint") {
+            if (auto restored = gvisor_restore(runsc, gvisor_spec_for(*sb)); !restored) return restored.error();
+            sb->agent->reset();
+        } else if (sb->freeze_method == "cgroup-freezer")
             thaw_cgroup(sb->cgroup_dir);
         else if (sb->isolation == "namespaces")
             for (pid_t p : cgroup_pids(sb->limit_cgroups[1])) ::kill(p, SIGCONT);
@@ -695,7 +756,7 @@ result<void> server_state::resume_locked(sandbox& sbr, std::chrono::seconds time
             for (auto& [pid, p] : sb->processes) p->signal(SIGCONT);
     } else {
         if (!sb->cgroup_dir.empty()) thaw_cgroup(sb->cgroup_dir);  // processes killed while frozen can now die
-        if (sb->isolation == "namespaces")
+        if (sb->isolation == "namespaces" || sb->isolation == "gvisor")
             if (auto booted = boot_sandbox(*sb); !booted) return booted.error();
     }
     sb->state = sandbox_state::running;
@@ -879,6 +940,11 @@ void server_state::restore_from_ledger()
         }
         sb->isolation = engine;
         sb->internet = flag("internet");
+        std::vector<std::string> recorded;  // its cgroups, where they are now
+        if (auto const* v = rec.if_contains("cgroups"); v && v->is_array())
+            for (auto const& d : v->as_array())
+                if (d.is_string()) recorded.push_back(inherited_cgroup(std::string(d.as_string())));
+        auto const freezer = str("freezerCgroup").empty() ? std::string() : inherited_cgroup(str("freezerCgroup"));
         sb->limits = ns_defaults;  // records written before templates had limits of their own
         if (auto const* l = rec.if_contains("limits"); l && l->is_object()) {
             auto const& lo = l->as_object();
@@ -914,11 +980,6 @@ void server_state::restore_from_ledger()
             sb->stage = sb->dir / "stage";
             sb->boot_id_file = sb->dir / "boot_id";
             sb->agent = std::make_shared<agent_pool>(sb->dir / "envd.sock");
-            std::vector<std::string> recorded;
-            if (auto const* v = rec.if_contains("cgroups"); v && v->is_array())
-                for (auto const& d : v->as_array())
-                    if (d.is_string()) recorded.push_back(inherited_cgroup(std::string(d.as_string())));
-            auto const freezer = str("freezerCgroup").empty() ? std::string() : inherited_cgroup(str("freezerCgroup"));
             // The init and its agent outlived the server: running with their processes, or frozen.
             if (recorded.size() == 3) {
                 if (auto init = adopt_sandbox_init(static_cast<pid_t>(num("initPid")), recorded[0])) {
@@ -945,12 +1006,33 @@ void server_state::restore_from_ledger()
                 for (auto const& d : recorded) remove_cgroup_tree(d);
                 if (!freezer.empty()) remove_cgroup_tree(freezer);
             }
+        } else if (engine == "gvisor") {
+            sb->boot_id_file = sb->dir / "boot_id";
+            sb->agent = std::make_shared<agent_pool>(gvisor_agent_socket(sb->dir));
+            // Its container outlived the server (running), or its memory image is on disk (paused).
+            if (recorded.size() == 3) {
+                if (was_running)
+                    adopted = gvisor_status(runsc, sb->id) == "running" &&
+                              agent_get(sb->agent->socket_path(), "/health", std::chrono::seconds(5)).has_value();
+                else
+                    adopted = flag("pausedWithMemory") && gvisor_has_memory_image(sb->dir);
+            }
+            if (adopted) {
+                sb->limit_cgroups = recorded;
+                sb->cgroup_dir = freezer;
+                sb->paused_with_memory = !was_running;
+                sb->freeze_method = str("freezeMethod");
+            } else {  // it boots again (running) or stays paused with its files
+                gvisor_destroy(runsc, sb->id, sb->dir, true);
+                for (auto const& d : recorded) remove_cgroup_tree(d);
+                if (!freezer.empty()) remove_cgroup_tree(freezer);
+            }
         }
         if (!adopted && freezer_available) {
             std::string dir = freezer_root + "/" + sb->id;
             if (::mkdir(dir.c_str(), 0755) == 0) sb->cgroup_dir = dir;
         }
-        if (engine == "namespaces" && !adopted) {
+        if ((engine == "namespaces" || engine == "gvisor") && !adopted) {
             auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
             if (!cgroups) {
                 skip(cgroups.error().message());
@@ -1033,6 +1115,7 @@ void server_state::stop_all()
             init_pid = sb->init.pid;
             if (init_pid > 0) ::kill(init_pid, SIGKILL);
             sb->init = ns_init{};
+            if (sb->isolation == "gvisor") gvisor_destroy(runsc, sb->id, sb->dir, true);
         }
         procs.clear();
         {

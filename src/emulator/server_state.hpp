@@ -5,8 +5,10 @@
 
 #include <prism_e2b/local_server.hpp>
 
+#include "emulator/envd_agent.hpp"
 #include "emulator/envd_proxy.hpp"
 #include "emulator/envd_watch.hpp"
+#include "emulator/gvisor_engine.hpp"
 #include "emulator/http_message.hpp"
 #include "emulator/namespaces_engine.hpp"
 #include "emulator/process_runner.hpp"
@@ -128,8 +130,9 @@ struct server_state : std::enable_shared_from_this<server_state> {
     std::string engine = "none";
     ns_cgroup_roots ns_cgroups;  ///< namespaces engine: per-server memory, pids and cpu cgroups
     ns_limits ns_defaults;       ///< the limits every sandbox gets (the template's)
-    std::string envd_agent;      ///< namespaces engine: the prism-e2b-envd program each sandbox's init runs
+    std::string envd_agent;      ///< namespaces, gvisor engines: the prism-e2b-envd program each sandbox's init runs
     std::string slirp4netns;     ///< namespaces engine: user-mode NAT for sandboxes with internet; empty: host network
+    runsc_config runsc;          ///< gvisor engine: the runsc program and its state directory
     /// Cgroup roots of a server that died on this state dir, holding the sandboxes taken back
     /// from it: where the ledger says -> where they are now (take_over_cgroup_root). stop() removes them.
     std::map<std::string, std::string> inherited_cgroup_roots;
@@ -195,8 +198,12 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// paused one stays paused (filesystem), as with the other engines, whose processes die
     /// with the server.
     void restore_from_ledger();
-    /// namespaces engine: a cold boot of the sandbox's init (new boot id). Call with sb.mutex held.
+    /// namespaces, gvisor engines: a cold boot of the sandbox's init (new boot id). Call with sb.mutex held.
     result<void> boot_sandbox(sandbox& sb);
+    /// What the sandbox's envd agent is told when it boots.
+    agent_config agent_config_for(sandbox const& sb) const;
+    /// gvisor engine: what the sandbox's container is made of (gvisor_engine.hpp).
+    gvisor_boot_spec gvisor_spec_for(sandbox const& sb) const;
     /// Starts the template's start command (bash -lc, as the default user) after a cold boot; logs a failure.
     void run_start_command(std::shared_ptr<sandbox> const& sb);
     /// Copies the sandbox's files into `to` (owners as ids inside the sandbox) with its processes
@@ -206,7 +213,8 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// Unmounts the disk of the sandbox whose directory is `dir` (if it has one) and removes
     /// that directory, however deep.
     void remove_sandbox_files(std::filesystem::path const& dir) const;
-    /// namespaces engine: ends the sandbox's init; it is reaped in the background.
+    /// namespaces engine: ends the sandbox's init; it is reaped in the background. gvisor: deletes
+    /// its container and memory image.
     void halt_sandbox(sandbox& sb);
 
     void log(log_level level, std::string const& line) const { log_redacted(opts.logger, level, line); }

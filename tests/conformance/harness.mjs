@@ -64,6 +64,9 @@ export class LocalServer {
       child.on('exit', (code, signal) => {
         this.exited = { code, signal }
         liveChildren.delete(child)
+        // A crash (not our SIGTERM/SIGKILL, not a clean exit) says why, even where no test asks.
+        if (code !== 0 && signal !== 'SIGTERM' && signal !== 'SIGKILL')
+          console.error(`prism-e2b-local exited (${JSON.stringify(this.exited)}); stderr tail:\n${this.stderrTail.join('\n')}`)
         resolve()
       })
     })
@@ -137,6 +140,14 @@ export class LocalServer {
     return this.admin('GET', `/admin/sandboxes/${encodeURIComponent(sandboxId)}/peak-execs`)
   }
 
+  /** The sandbox info's extra field `isolation`: the engine the sandbox runs on. */
+  async isolation(sandboxId) {
+    const res = await fetch(`${this.apiUrl}/sandboxes/${encodeURIComponent(sandboxId)}`, {
+      headers: { 'X-API-KEY': this.apiKey },
+    })
+    return (await res.json()).isolation
+  }
+
   /** Throws if the server process has died (so a test reports a crash, not a hang). */
   assertAlive() {
     if (this.exited) {
@@ -185,7 +196,9 @@ export async function startServer({ after } = {}) {
   // The credentials go through the environment the server reads them from
   // (--api-key defaults to $E2B_API_KEY, --admin-token to
   // $PRISM_E2B_ADMIN_TOKEN), not argv, where every local user could read them.
-  const child = spawn(bin, ['--listen', '127.0.0.1:0', '--state-dir', stateDir], {
+  // PRISM_E2B_ENGINE (CTest's second run: gvisor) picks the isolation engine.
+  const engine = process.env.PRISM_E2B_ENGINE ? ['--engine', process.env.PRISM_E2B_ENGINE] : []
+  const child = spawn(bin, ['--listen', '127.0.0.1:0', '--state-dir', stateDir, ...engine], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, E2B_API_KEY: apiKey, PRISM_E2B_ADMIN_TOKEN: adminToken },
   })

@@ -64,8 +64,10 @@ test('pause with keepMemory true, then Sandbox.connect: the background process i
   await waitFor('ticks after resume', () => reattached.lines().length >= 3)
   const firstAfter = Number(reattached.lines()[0].slice(5))
   assert.ok(firstAfter > frozenAt, `counter continued (${firstAfter} after ${frozenAt}), not restarted`)
-  // The output stream opened before the pause continues too.
-  await waitFor('the original stream to continue', () => lastTick(original) > frozenAt + 2)
+  // The output stream opened before the pause continues too; on gvisor a checkpoint cuts envd's
+  // connections (runsc cannot save them), so there only the re-attached stream carries on.
+  if ((await server.isolation(sbx.sandboxId)) !== 'gvisor')
+    await waitFor('the original stream to continue', () => lastTick(original) > frozenAt + 2)
 
   assert.equal(await resumed.commands.kill(counter.pid), true)
   await assert.rejects(handle.wait(), CommandExitError)

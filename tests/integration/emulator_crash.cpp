@@ -8,6 +8,7 @@
 #include "emulator/sandbox_disk.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
+#include "server_process.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -23,60 +24,6 @@ using namespace prism_e2b::test;
 namespace json = boost::json;
 
 namespace {
-
-/// prism-e2b-local as a child process; its port comes from its first stdout line.
-class server_process {
-public:
-    server_process(std::string const& state_dir, std::string const& api_key)
-    {
-        int out[2];
-        if (::pipe(out) != 0) throw std::runtime_error("pipe");
-        std::string const env_key = "E2B_API_KEY=" + api_key;
-        pid_ = ::fork();
-        if (pid_ == 0) {
-            ::dup2(out[1], 1);
-            ::close(out[0]);
-            ::close(out[1]);
-            char const* argv[] = {PRISM_E2B_LOCAL_PATH, "--listen",        "127.0.0.1:0",
-                                  "--state-dir",        state_dir.c_str(), nullptr};
-            char const* envp[] = {env_key.c_str(), "PATH=/usr/bin:/bin", nullptr};
-            ::execve(argv[0], const_cast<char* const*>(argv), const_cast<char* const*>(envp));
-            ::_exit(127);
-        }
-        ::close(out[1]);
-        out_ = out[0];
-        std::string line;
-        char c;
-        while (::read(out_, &c, 1) == 1 && c != '\n') line.push_back(c);
-        auto const colon = line.rfind(':');
-        if (line.rfind("E2B_API_URL=", 0) != 0 || colon == std::string::npos)
-            throw std::runtime_error("prism-e2b-local did not start: " + line);
-        port_ = static_cast<std::uint16_t>(std::stoi(line.substr(colon + 1)));
-    }
-    ~server_process()
-    {
-        if (pid_ > 0) {
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, nullptr, 0);
-        }
-        ::close(out_);
-    }
-    std::uint16_t port() const { return port_; }
-    /// Sends `sig` and returns the wait status.
-    int signal_and_wait(int sig)
-    {
-        ::kill(pid_, sig);
-        int st = 0;
-        ::waitpid(pid_, &st, 0);
-        pid_ = -1;
-        return st;
-    }
-
-private:
-    pid_t pid_ = -1;
-    int out_ = -1;
-    std::uint16_t port_ = 0;
-};
 
 /// POST /sandboxes on the server at `port`.
 sandbox_ref create_on(std::uint16_t port, header_pairs const& api, std::string body)

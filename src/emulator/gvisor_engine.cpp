@@ -1,0 +1,538 @@
+// The gvisor engine: OCI bundles, runsc calls, checkpoint and restore (gvisor_engine.hpp).
+#include "emulator/gvisor_engine.hpp"
+
+#include "emulator/envd_agent.hpp"
+#include "emulator/envd_agent_socket.hpp"
+#include "emulator/envd_proxy.hpp"
+#include "emulator/server_state.hpp"
+
+#include <boost/json.hpp>
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <functional>
+#include <linux/close_range.h>
+#include <optional>
+#include <poll.h>
+#include <sstream>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace prism_e2b::local::detail {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+namespace {
+
+/// Where things are inside the container.
+constexpr char const* agent_in_container = "/.prism-e2b-envd";
+constexpr char const* socket_dir_in_container = "/.prism-e2b";  // gvisor_socket_in_container's directory
+
+constexpr auto runsc_quick = std::chrono::seconds(30);
+constexpr auto runsc_slow = std::chrono::minutes(10);  // checkpoint and restore grow with memory
+
+struct tool_run {
+    int status = -1;     ///< the wait status
+    std::string output;  ///< stdout and stderr together
+    bool ok() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+};
+
+/// Runs runsc with the engine's flags and `args`, stdin from `stdin_path` (/dev/null when
+/// empty), stdout and stderr into a file read back afterwards (a container started by the call
+/// inherits them: a pipe would never see EOF). The child first joins `cgroups` (writing "0" to
+/// cgroup.procs moves the writer), so what runsc starts is limited there. Killed past `timeout`.
+result<tool_run> run_runsc(runsc_config const& rc, std::vector<std::string> const& args,
+                           std::chrono::milliseconds timeout, std::vector<std::string> const& cgroups = {},
+                           std::string const& stdin_path = {})
+{
+    std::vector<std::string> argv = {rc.program,       "--root=" + rc.root.string(), "--platform=ptrace",
+                                     "--network=none", "--host-uds=create",          "--ignore-cgroups"};
+    if (char const* dbg = std::getenv("PRISM_E2B_RUNSC_DEBUG_LOG"); dbg && *dbg) {
+        argv.emplace_back("--debug");
+        if (std::getenv("PRISM_E2B_RUNSC_STRACE")) argv.emplace_back("--strace");
+        argv.push_back(std::string("--debug-log=") + dbg + "/");
+    }
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char const*> cargv;
+    for (auto const& a : argv) cargv.push_back(a.c_str());
+    cargv.push_back(nullptr);
+    char const* envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", nullptr};
+    std::vector<std::string> procs;
+    for (auto const& d : cgroups) procs.push_back(d + "/cgroup.procs");
+
+    auto const log_path = rc.root / ("call-" + random_hex(6) + ".log");
+    unique_fd log(::open(log_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    unique_fd in(::open(stdin_path.empty() ? "/dev/null" : stdin_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!log || !in) return error(errc::server_error, "cannot prepare a runsc call", {"gvisor"});
+    ::unlink(log_path.c_str());  // read through the descriptor; nothing stays behind
+
+    pid_t const pid = ::fork();
+    if (pid < 0) return error(errc::server_error, "cannot start runsc", {"gvisor"});
+    if (pid == 0) {
+        // Only async-signal-safe calls: the server has many threads.
+        for (auto const& p : procs) {
+            int const fd = ::open(p.c_str(), O_WRONLY | O_CLOEXEC);
+            if (fd < 0 || ::write(fd, "0", 1) != 1) ::syscall(SYS_exit_group, 126);
+            ::close(fd);
+        }
+        if (::dup2(in.get(), 0) < 0 || ::dup2(log.get(), 1) < 0 || ::dup2(log.get(), 2) < 0)
+            ::syscall(SYS_exit_group, 126);
+        ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
+        ::execve(cargv[0], const_cast<char* const*>(cargv.data()), const_cast<char* const*>(envp));
+        ::syscall(SYS_exit_group, 127);
+    }
+    unique_fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    tool_run out;
+    bool timed_out = false;
+    if (pidfd) {
+        pollfd p{pidfd.get(), POLLIN, 0};
+        int r;
+        do {
+            r = ::poll(&p, 1, static_cast<int>(timeout.count()));
+        } while (r < 0 && errno == EINTR);
+        timed_out = r == 0;
+    }
+    if (timed_out) ::kill(pid, SIGKILL);
+    while (::waitpid(pid, &out.status, 0) < 0 && errno == EINTR) {
+    }
+    std::array<char, 4096> buf{};
+    ssize_t n;
+    ::lseek(log.get(), 0, SEEK_SET);
+    while ((n = ::read(log.get(), buf.data(), buf.size())) > 0 && out.output.size() < (1u << 20))
+        out.output.append(buf.data(), static_cast<std::size_t>(n));
+    if (timed_out)
+        return error(errc::timed_out, "runsc " + (args.empty() ? std::string() : args[0]) + " did not finish",
+                     {"gvisor"});
+    return out;
+}
+
+/// runsc's complaint, short enough for an error message.
+std::string runsc_message(tool_run const& r)
+{
+    auto text = r.output;
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    if (text.size() > 400) text = text.substr(0, 400) + "...";
+    if (text.empty()) text = "exit status " + std::to_string(WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1);
+    return text;
+}
+
+result<void> runsc_step(runsc_config const& rc, std::vector<std::string> const& args, std::chrono::milliseconds timeout,
+                        std::vector<std::string> const& cgroups = {}, std::string const& stdin_path = {})
+{
+    auto r = run_runsc(rc, args, timeout, cgroups, stdin_path);
+    if (!r) return r.error();
+    if (!r->ok()) return error(errc::server_error, "runsc " + args[0] + " failed: " + runsc_message(*r), {"gvisor"});
+    return result<void>{};
+}
+
+fs::path memory_image(fs::path const& dir) { return dir / "memory"; }
+
+/// Writes a new file of the server's (0600) whole; false on an I/O error.
+bool write_private_file(fs::path const& path, std::string const& text)
+{
+    std::error_code ec;
+    fs::remove(path, ec);
+    unique_fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    if (!fd) return false;
+    std::size_t off = 0;
+    while (off < text.size()) {
+        ssize_t const n = ::write(fd.get(), text.data() + off, text.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        off += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+/// Waits (until `deadline`) for the agent to answer /health; `nudge` runs about once a second meanwhile.
+bool wait_for_agent(fs::path const& socket, std::chrono::steady_clock::time_point deadline,
+                    std::function<void()> const& nudge = {})
+{
+    auto next_nudge = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (auto r = agent_get(socket, "/health", std::chrono::seconds(2)); r && r->status == 204) return true;
+        if (nudge && std::chrono::steady_clock::now() >= next_nudge) {
+            nudge();
+            next_nudge = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+}
+
+/// Asks the agent at `socket` to let go of its socket (agent_release_path): true once it answered 204.
+/// Not agent_get(): the agent closes every connection as it lets go, this one's included.
+bool ask_agent_to_release(fs::path const& socket, std::chrono::milliseconds timeout)
+{
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (socket.native().size() >= sizeof addr.sun_path) return false;
+    std::memcpy(addr.sun_path, socket.c_str(), socket.native().size() + 1);
+    unique_fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!fd || ::connect(fd.get(), reinterpret_cast<sockaddr const*>(&addr), sizeof addr) != 0) return false;
+    std::string const req = std::string("GET ") + agent_release_path + " HTTP/1.1\r\nHost: envd\r\n\r\n";
+    if (::send(fd.get(), req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) return false;
+    auto const deadline = std::chrono::steady_clock::now() + timeout;
+    std::string in;
+    while (in.find("\r\n\r\n") == std::string::npos) {
+        auto const left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return false;
+        pollfd p{fd.get(), POLLIN, 0};
+        if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+        char buf[1024];
+        ssize_t const n = ::recv(fd.get(), buf, sizeof buf, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        in.append(buf, static_cast<std::size_t>(n));
+    }
+    return in.rfind("HTTP/1.1 204", 0) == 0;
+}
+
+/// Makes the agent of container `id`, which let go of its socket, bind it again: the stale socket
+/// file goes first (the agent cannot remove it under gVisor), then SIGUSR1 (the init forwards it).
+void ask_agent_to_listen(runsc_config const& rc, std::string const& id, fs::path const& socket)
+{
+    if (!agent_get(socket, "/health", std::chrono::seconds(2))) ::unlink(socket.c_str());
+    (void)run_runsc(rc, {"kill", id, "USR1"}, runsc_quick);
+}
+
+/// A Unix socket someone listens on under `root` (a process of the sandbox bound it on the
+/// host, through a shared directory): runsc cannot checkpoint the sandbox then.
+std::optional<fs::path> listening_host_socket(fs::path const& root)
+{
+    std::error_code ec;
+    std::size_t seen = 0;
+    for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator() && ++seen < 200000; it.increment(ec)) {
+        if (!it->is_socket(ec)) continue;
+        auto const& path = it->path().native();
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        if (path.size() >= sizeof addr.sun_path) continue;
+        std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+        unique_fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        if (fd && ::connect(fd.get(), reinterpret_cast<sockaddr const*>(&addr), sizeof addr) == 0) return it->path();
+    }
+    return std::nullopt;
+}
+
+json::object bind_mount(std::string const& dst, std::string const& src, bool writable)
+{
+    json::object m;
+    m["destination"] = dst;
+    m["type"] = "bind";
+    m["source"] = src;
+    m["options"] = json::array{"rbind", writable ? "rw" : "ro"};
+    return m;
+}
+
+json::object fs_mount(std::string const& dst, std::string const& type, json::array options = {})
+{
+    json::object m;
+    m["destination"] = dst;
+    m["type"] = type;
+    m["source"] = type;
+    if (!options.empty()) m["options"] = std::move(options);
+    return m;
+}
+
+/// The OCI bundle in dir/bundle: a read-only skeleton root (mount points and the host's
+/// symlinked system directories) and config.json.
+result<fs::path> write_bundle(gvisor_boot_spec const& spec)
+{
+    auto const bundle = spec.dir / "bundle";
+    auto const rootfs = bundle / "rootfs";
+    auto const chan = gvisor_agent_socket(spec.dir).parent_path();
+    std::error_code ec;
+    fs::create_directories(rootfs, ec);
+    fs::create_directories(chan, ec);
+    if (ec) return error(errc::server_error, "cannot create the sandbox's bundle: " + ec.message(), {"create"});
+    ::chmod(chan.c_str(), 0700);
+    json::array mounts;
+    mounts.push_back(fs_mount("/proc", "proc"));
+    mounts.push_back(fs_mount("/dev", "tmpfs"));
+    mounts.push_back(fs_mount("/sys", "sysfs", json::array{"nosuid", "noexec", "nodev", "ro"}));
+    for (char const* d : {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt"}) {
+        auto const host = fs::path("/") / d;
+        auto const inside = rootfs / d;
+        if (fs::is_symlink(host, ec)) {
+            auto const target = fs::read_symlink(host, ec);
+            if (!ec && !fs::is_symlink(inside, ec)) fs::create_symlink(target, inside, ec);
+        } else if (fs::is_directory(host, ec)) {
+            fs::create_directories(inside, ec);
+            mounts.push_back(bind_mount(host.string(), host.string(), false));
+        }
+    }
+    // Accounts that know "user"; the host's shadow files masked by an empty file.
+    if (!spec.passwd_file.empty()) {
+        mounts.push_back(bind_mount("/etc/passwd", spec.passwd_file, false));
+        mounts.push_back(bind_mount("/etc/group", spec.group_file, false));
+    }
+    auto const empty = bundle / "empty";
+    {
+        std::ofstream touch(empty, std::ios::trunc);
+    }
+    ::chmod(empty.c_str(), 0444);
+    for (char const* secret : {"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-"})
+        if (::access(secret, F_OK) == 0) mounts.push_back(bind_mount(secret, empty.string(), false));
+    // The sandbox's own writable directories, a private /run and /var.
+    for (char const* d : {"home/user", "workspace", "tmp", "root"}) {
+        fs::create_directories(rootfs / d, ec);
+        mounts.push_back(bind_mount(std::string("/") + d, (spec.root / d).string(), true));
+    }
+    for (char const* d : {"proc", "dev", "sys", "run", "var", "mnt"}) fs::create_directories(rootfs / d, ec);
+    mounts.push_back(fs_mount("/run", "tmpfs"));
+    mounts.push_back(fs_mount("/var", "tmpfs"));
+    mounts.push_back(fs_mount("/var/tmp", "tmpfs"));
+    // The agent (read-only), its socket directory, the boot id.
+    fs::create_directories(rootfs / fs::path(socket_dir_in_container).relative_path(), ec);
+    {
+        std::ofstream touch(rootfs / fs::path(agent_in_container).relative_path(), std::ios::app);
+    }
+    mounts.push_back(bind_mount(agent_in_container, spec.agent_path, false));
+    mounts.push_back(bind_mount(socket_dir_in_container, chan.string(), true));
+    mounts.push_back(bind_mount("/proc/sys/kernel/random/boot_id", spec.boot_id_file.string(), false));
+    // (A mount point that could not be made shows in runsc create's own error.)
+
+    json::array caps;
+    for (char const* c : {"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_SETGID",
+                          "CAP_SETUID", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_NET_RAW", "CAP_SYS_CHROOT",
+                          "CAP_MKNOD", "CAP_AUDIT_WRITE", "CAP_SETFCAP", "CAP_SYS_PTRACE"})
+        caps.emplace_back(c);
+    json::object capabilities;
+    for (char const* set : {"bounding", "effective", "inheritable", "permitted"}) capabilities[set] = caps;
+    json::object process;
+    process["terminal"] = false;
+    process["user"] = json::object{{"uid", 0}, {"gid", 0}};
+    process["args"] = json::array{agent_in_container, "init"};
+    process["env"] = json::array{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
+    process["cwd"] = "/";
+    process["capabilities"] = std::move(capabilities);
+    process["rlimits"] = json::array{json::object{{"type", "RLIMIT_NOFILE"}, {"hard", 65536}, {"soft", 65536}}};
+    json::object resources;
+    resources["memory"] = json::object{{"limit", std::uint64_t{spec.limits.memory_mb} << 20}};
+    resources["cpu"] =
+        json::object{{"quota", 100000 * static_cast<std::int64_t>(spec.limits.cpu_count)}, {"period", 100000}};
+    resources["pids"] = json::object{{"limit", spec.limits.max_pids}};
+    json::array namespaces;
+    for (char const* n : {"pid", "network", "ipc", "uts", "mount"}) namespaces.push_back(json::object{{"type", n}});
+    json::object linux;
+    linux["namespaces"] = std::move(namespaces);
+    linux["resources"] = std::move(resources);
+    json::object config;
+    config["ociVersion"] = "1.0.0";
+    config["process"] = std::move(process);
+    config["root"] = json::object{{"path", "rootfs"}, {"readonly", true}};
+    config["hostname"] = spec.hostname;
+    config["mounts"] = std::move(mounts);
+    config["linux"] = std::move(linux);
+    if (!write_private_file(bundle / "config.json", json::serialize(config)))
+        return error(errc::server_error, "cannot write the sandbox's config.json", {"create"});
+    return bundle;
+}
+
+}  // namespace
+
+std::string find_runsc()
+{
+    std::vector<std::string> candidates;
+    if (char const* env = std::getenv("PRISM_E2B_RUNSC"); env && *env) candidates.emplace_back(env);
+    for (char const* p : {"/usr/bin/runsc", "/usr/local/bin/runsc", "/usr/sbin/runsc"}) candidates.emplace_back(p);
+    for (auto const& c : candidates)
+        if (::access(c.c_str(), X_OK) == 0) return c;
+    return {};
+}
+
+fs::path gvisor_agent_socket(fs::path const& sandbox_dir) { return sandbox_dir / "chan" / "envd.sock"; }
+
+result<void> gvisor_boot(runsc_config const& rc, gvisor_boot_spec const& spec)
+{
+    auto bundle = write_bundle(spec);
+    if (!bundle) return bundle.error();
+    // The agent reads its config on its stdin, which is runsc create's: a file only root reads.
+    auto const config = *bundle / "agent.json";
+    if (!write_private_file(config, spec.agent_config))
+        return error(errc::server_error, "cannot write the agent's config", {"create"});
+    auto const socket = gvisor_agent_socket(spec.dir);
+    ::unlink(socket.c_str());
+    std::vector<std::string> const create = {"create", "--bundle", bundle->string(), spec.id};
+    auto made = runsc_step(rc, create, runsc_quick, spec.cgroup_dirs, config.string());
+    if (!made && !gvisor_status(rc, spec.id).empty()) {  // a container of that id left over: replace it
+        gvisor_destroy(rc, spec.id, spec.dir, false);
+        made = runsc_step(rc, create, runsc_quick, spec.cgroup_dirs, config.string());
+    }
+    if (!made) return made.error();
+    if (auto started = runsc_step(rc, {"start", spec.id}, runsc_quick); !started) {
+        gvisor_destroy(rc, spec.id, spec.dir, false);
+        return started.error();
+    }
+    bool const answers = wait_for_agent(socket, std::chrono::steady_clock::now() + std::chrono::seconds(60));
+    ::unlink(config.c_str());  // read by now (or never will be): it holds the sandbox's env vars
+    if (!answers) {
+        gvisor_destroy(rc, spec.id, spec.dir, false);
+        return error(errc::server_error, "the envd agent of gVisor sandbox " + spec.id + " does not answer",
+                     {"create"});
+    }
+    return result<void>{};
+}
+
+result<void> gvisor_checkpoint(runsc_config const& rc, std::string const& id, fs::path const& dir, bool& lost_memory)
+{
+    lost_memory = false;
+    if (auto bound = listening_host_socket(dir / "root"))
+        return error(errc::conflict,
+                     "cannot snapshot the sandbox's memory: a process in it listens on the Unix socket " +
+                         bound->string().substr((dir / "root").string().size()) +
+                         ", which runsc cannot checkpoint (pause without memory works)",
+                     {"pause"});
+    auto const socket = gvisor_agent_socket(dir);
+    auto const marker = released_marker(socket);
+    auto const relisten = [&] { ask_agent_to_listen(rc, id, socket); };
+    ::unlink(marker.c_str());
+    if (!ask_agent_to_release(socket, std::chrono::seconds(10))) {
+        relisten();
+        return error(errc::server_error, "the envd agent of sandbox " + id + " did not let go of its socket",
+                     {"pause"});
+    }
+    // The agent creates the marker once it holds no socket any more.
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    std::error_code ec;
+    while (!fs::exists(marker, ec) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (!fs::exists(marker, ec)) {
+        relisten();
+        return error(errc::server_error, "the envd agent of sandbox " + id + " kept connections open", {"pause"});
+    }
+    ::unlink(socket.c_str());
+    auto const image = memory_image(dir);
+    fs::remove_all(image, ec);
+    fs::create_directories(image, ec);
+    ::chmod(image.c_str(), 0700);
+    auto saved = run_runsc(rc, {"checkpoint", "--image-path", image.string(), id}, runsc_slow);
+    if (saved && saved->ok()) {
+        (void)run_runsc(rc, {"delete", id}, runsc_quick);  // stopped by the checkpoint; restore re-creates it
+        return result<void>{};
+    }
+    std::string const why = saved ? runsc_message(*saved) : saved.error().message();
+    fs::remove_all(image, ec);
+    if (gvisor_status(rc, id) == "running") {  // refused before it stopped anything
+        relisten();
+        return error(errc::server_error, "runsc checkpoint failed (the sandbox runs on): " + why, {"pause"});
+    }
+    lost_memory = true;
+    gvisor_destroy(rc, id, dir, true);
+    return error(errc::server_error,
+                 "runsc checkpoint failed, the sandbox's memory is lost (its files are kept): " + why, {"pause"});
+}
+
+result<void> gvisor_restore(runsc_config const& rc, gvisor_boot_spec const& spec)
+{
+    auto const image = memory_image(spec.dir);
+    if (!gvisor_has_memory_image(spec.dir))
+        return error(errc::server_error, "sandbox " + spec.id + " has no memory image to restore", {"resume"});
+    if (!gvisor_status(rc, spec.id).empty()) gvisor_destroy(rc, spec.id, spec.dir, false);
+    auto const socket = gvisor_agent_socket(spec.dir);
+    ::unlink(socket.c_str());
+    ::unlink(released_marker(socket).c_str());
+    if (auto restored = runsc_step(rc,
+                                   {"restore", "--detach", "--bundle", (spec.dir / "bundle").string(), "--image-path",
+                                    image.string(), spec.id},
+                                   runsc_slow, spec.cgroup_dirs);
+        !restored)
+        return restored.error();
+    // The restored agent binds its socket again when told (a lost signal is sent again).
+    auto const relisten = [&] { ask_agent_to_listen(rc, spec.id, socket); };
+    relisten();
+    if (!wait_for_agent(socket, std::chrono::steady_clock::now() + std::chrono::seconds(60), relisten))
+        return error(errc::server_error, "the envd agent of restored sandbox " + spec.id + " does not answer",
+                     {"resume"});
+    std::error_code ec;
+    fs::remove_all(image, ec);  // consumed: the sandbox runs from it now
+    return result<void>{};
+}
+
+bool gvisor_has_memory_image(fs::path const& dir)
+{
+    std::error_code ec;
+    return fs::is_regular_file(memory_image(dir) / "checkpoint.img", ec);
+}
+
+std::uint64_t gvisor_memory_image_bytes(fs::path const& dir)
+{
+    std::uint64_t total = 0;
+    std::error_code ec;
+    for (auto const& e : fs::directory_iterator(memory_image(dir), ec))
+        if (e.is_regular_file(ec)) total += e.file_size(ec);
+    return total;
+}
+
+void gvisor_destroy(runsc_config const& rc, std::string const& id, fs::path const& dir, bool drop_image)
+{
+    (void)run_runsc(rc, {"delete", "--force", id}, runsc_quick);
+    std::error_code ec;
+    if (drop_image) fs::remove_all(memory_image(dir), ec);
+}
+
+std::string gvisor_status(runsc_config const& rc, std::string const& id)
+{
+    auto r = run_runsc(rc, {"state", id}, runsc_quick);
+    if (!r || !r->ok()) return {};
+    boost::system::error_code jec;
+    auto const v = json::parse(r->output, jec);
+    auto const* s = !jec && v.is_object() ? v.as_object().if_contains("status") : nullptr;
+    return s && s->is_string() ? std::string(s->as_string()) : std::string();
+}
+
+result<void> gvisor_exec_detached(runsc_config const& rc, std::string const& id, unsigned uid, std::string const& cwd,
+                                  std::vector<std::string> const& env, std::vector<std::string> const& argv)
+{
+    std::vector<std::string> args = {"exec",  "--detach", "--user", std::to_string(uid) + ":" + std::to_string(uid),
+                                     "--cwd", cwd};
+    for (auto const& e : env) {
+        args.emplace_back("--env");
+        args.push_back(e);
+    }
+    args.push_back(id);
+    args.insert(args.end(), argv.begin(), argv.end());
+    return runsc_step(rc, args, runsc_quick);
+}
+
+result<void> probe_gvisor(runsc_config const& rc, fs::path const& probe_dir, std::string const& agent_path)
+{
+    if (::geteuid() != 0) return error(errc::unsupported, "the gvisor engine needs root", {"start"});
+    std::error_code ec;
+    fs::create_directories(rc.root, ec);
+    ::chmod(rc.root.c_str(), 0700);
+    for (char const* d : {"home/user", "workspace", "tmp", "root"}) fs::create_directories(probe_dir / "root" / d, ec);
+    if (ec || !write_boot_id(probe_dir / "boot_id"))
+        return error(errc::server_error, "cannot prepare " + probe_dir.string(), {"start"});
+    gvisor_boot_spec spec;
+    spec.id = "prism-e2b-probe-" + random_id(8);
+    spec.dir = probe_dir;
+    spec.root = probe_dir / "root";
+    spec.boot_id_file = probe_dir / "boot_id";
+    spec.hostname = "probe";
+    spec.agent_path = agent_path;
+    agent_config cfg;
+    cfg.sandbox_id = spec.id;
+    cfg.listen_path = gvisor_socket_in_container;
+    spec.agent_config = json::serialize(cfg.to_json());
+    auto booted = gvisor_boot(rc, spec);
+    if (booted) gvisor_destroy(rc, spec.id, probe_dir, true);
+    remove_tree(probe_dir.string());
+    return booted;
+}
+
+}  // namespace prism_e2b::local::detail

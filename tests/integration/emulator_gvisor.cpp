@@ -1,0 +1,341 @@
+// prism-e2b-local's `gvisor` engine (runsc): every claim it makes, tried with
+// real containers and processes: exec and files through the agent inside; the
+// kernel surface is gVisor's; pids, mounts and the network are the sandbox's own;
+// root in it cannot read a host file; pause with memory is a checkpoint on disk
+// (a counter continues after restore), pause without memory reboots with the
+// files; kill leaves nothing; a memory-paused sandbox survives kill -9 of the
+// server. Skipped, with the reason, where runsc cannot run.
+#include "eventually.hpp"
+#include "local_server_fixture.hpp"
+#include "server_process.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace prism_e2b::test;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+namespace utf = boost::unit_test;
+
+namespace {
+
+header_pairs as_root() { return {{"Authorization", "Basic cm9vdDo="}}; }  // base64("root:")
+
+/// A fresh state dir the test can look into.
+struct state_dir {
+    fs::path path = fs::temp_directory_path() / ("prism-e2b-gvisor-" + random_token(6));
+    ~state_dir()
+    {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+std::unique_ptr<local_server_fixture> gvisor_server(fs::path const& dir)
+{
+    return std::make_unique<local_server_fixture>([&](prism_e2b::local::server_options& o) {
+        o.engine = "gvisor";
+        o.state_dir = dir.string();
+        o.sandbox_memory_mb = 512;
+    });
+}
+
+/// Can runsc run here? Tried once with a real server (its start-up probe boots a container).
+boost::test_tools::assertion_result gvisor_runs(utf::test_unit_id)
+{
+    static std::optional<std::string> const why_not = []() -> std::optional<std::string> {
+        if (::geteuid() != 0) return "the gvisor engine needs root";
+        state_dir dir;
+        try {
+            gvisor_server(dir.path);
+        } catch (std::exception const& e) {
+            return std::string(e.what());
+        }
+        return std::nullopt;
+    }();
+    boost::test_tools::assertion_result r(!why_not.has_value());
+    if (why_not) r.message() << "SKIPPED: " << *why_not;
+    return r;
+}
+
+json::object info(local_server_fixture& f, sandbox_ref const& sb)
+{
+    raw_http c(f.port());
+    return c.request("GET", "/sandboxes/" + sb.id, {}, api_headers(f)).json().as_object();
+}
+
+int post(std::uint16_t port, header_pairs const& api, std::string const& path, std::string body)
+{
+    raw_http c(port);
+    return c.request("POST", path, std::move(body), api).status;
+}
+
+std::string host_file(fs::path const& p)
+{
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+long number_in(std::string const& text)
+{
+    try {
+        return std::stol(text);
+    } catch (...) {
+        return -1;
+    }
+}
+
+/// A counter in the background of the sandbox: its pid and the count, every 50 ms, into /tmp.
+constexpr char const* counter_script =
+    "nohup bash -c 'echo $$ > /tmp/counter.pid; i=0; while true; do i=$((i+1)); echo $i > /tmp/count.new; "
+    "mv /tmp/count.new /tmp/count; sleep 0.05; done' > /dev/null 2>&1 &";
+
+/// The counter as the host sees it in the sandbox's own /tmp (-1 while there is none).
+long count_on_host(fs::path const& state, sandbox_ref const& sb)
+{
+    return number_in(host_file(state / "sandboxes" / sb.id / "root/tmp/count"));
+}
+
+/// Host processes in the sandbox's memory cgroup (the Sentry, its gofer and stubs).
+std::size_t processes_in_cgroup(std::string const& id)
+{
+    std::size_t n = 0;
+    std::error_code ec;
+    for (auto const& e : fs::directory_iterator("/proc", ec)) {
+        auto const name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        auto const groups = host_file(e.path() / "cgroup");
+        if (groups.find(":memory:") != std::string::npos && groups.find("/" + id + "\n") != std::string::npos) ++n;
+    }
+    return n;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(test_emulator_gvisor, *utf::precondition(gvisor_runs))
+
+BOOST_AUTO_TEST_CASE(exec_and_files_run_inside_gvisor)
+{
+    state_dir dir;
+    auto f = gvisor_server(dir.path);
+    BOOST_TEST(f->server().isolation() == "gvisor");
+    auto sb = create_sandbox(*f);
+    auto const i = info(*f, sb);
+    BOOST_TEST(std::string(i.at("isolation").as_string()) == "gvisor");
+    BOOST_TEST(std::string(i.at("envd").as_string()) == "in-sandbox");
+    BOOST_TEST(i.at("allowInternetAccess").as_bool() == false);
+    BOOST_TEST(i.at("memoryMB").to_number<int>() == 512);  // the template's limit, from its cgroup
+
+    auto r = run_command(*f, sb, "echo out; echo err >&2; id -un; pwd; exit 3");
+    BOOST_TEST(r.stdout_text == "out\nuser\n/home/user\n");
+    BOOST_TEST(r.stderr_text == "err\n");
+    BOOST_REQUIRE(r.end.has_value());
+    BOOST_TEST(r.end->at("exitCode").to_number<int>() == 3);
+
+    // Files through envd, seen by commands and on the host (the sandbox's own directories).
+    raw_http c(f->port());
+    auto h = envd_headers(sb);
+    h.emplace_back("Content-Type", "application/octet-stream");
+    BOOST_TEST(c.request("POST", "/files?path=/workspace/a.txt", "hello gvisor", h).status == 200);
+    BOOST_TEST(run_command(*f, sb, "cat /workspace/a.txt").stdout_text == "hello gvisor");
+    BOOST_TEST(host_file(dir.path / "sandboxes" / sb.id / "root/workspace/a.txt") == "hello gvisor");
+    BOOST_TEST(run_command(*f, sb, "echo made > /home/user/b.txt").end.has_value());
+    auto got = c.request("GET", "/files?path=/home/user/b.txt", {}, envd_headers(sb));
+    BOOST_TEST(got.status == 200);
+    BOOST_TEST(got.body == "made\n");
+}
+
+BOOST_AUTO_TEST_CASE(each_isolation_claim_holds)
+{
+    state_dir dir;
+    auto f = gvisor_server(dir.path);
+    auto const caps = f->server().capabilities(true);
+    BOOST_TEST(caps.filesystem_isolated);
+    BOOST_TEST(caps.process_isolated);
+    BOOST_TEST(caps.privilege_isolated);
+    BOOST_TEST(caps.network_isolated);  // even when internet access is asked for
+    auto a = create_sandbox(*f, R"({"templateID":"base","timeout":300,"allow_internet_access":true})");
+    auto b = create_sandbox(*f);
+
+    // Its own kernel surface: gVisor's Sentry answers, not the host kernel.
+    auto k = run_command(*f, a, "uname -r; dmesg | head -1", as_root());
+    auto const release = k.stdout_text.substr(0, k.stdout_text.find('\n') + 1);
+    BOOST_TEST(release != host_file("/proc/sys/kernel/osrelease"));
+    BOOST_TEST(k.stdout_text.find("Starting gVisor") != std::string::npos);
+
+    // Pids: only the sandbox's own processes (its agent is pid 1); b's sleep is not there.
+    BOOST_REQUIRE(run_command(*f, b, "nohup sleep 300 > /dev/null 2>&1 &").end.has_value());
+    auto ps = run_command(*f, a, "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done", as_root());
+    BOOST_TEST(ps.stdout_text.find("prism-e2b-envd") != std::string::npos);
+    BOOST_TEST(ps.stdout_text.find("sleep 300") == std::string::npos);
+    BOOST_TEST(ps.stdout_text.find("prism_e2b_integration_tests") == std::string::npos);
+    BOOST_TEST(run_command(*f, a, "tr '\\0' ' ' < /proc/1/cmdline").stdout_text.find("prism-e2b-envd init") !=
+               std::string::npos);
+
+    // Files and privilege: root in the sandbox reads no host file made for this test, no shadow
+    // file, and cannot write the host's system directories.
+    fs::path const secret = fs::temp_directory_path() / ("prism-e2b-gvisor-secret-" + random_token(4));
+    {
+        std::ofstream(secret) << "host secret";
+    }
+    auto peek = run_command(
+        *f, a,
+        "cat " + secret.string() + "; cat /etc/shadow | wc -c; touch /usr/gv-" + random_token(3) + " && echo WROTE",
+        as_root());
+    BOOST_TEST(peek.stdout_text.find("host secret") == std::string::npos);
+    BOOST_TEST(peek.stdout_text.find("WROTE") == std::string::npos);
+    BOOST_TEST(peek.stdout_text.find("0\n") == 0);  // the masked shadow file is empty
+    fs::remove(secret);
+    // b's files are not in a's tree.
+    BOOST_REQUIRE(run_command(*f, b, "echo mine > /workspace/b-only").end.has_value());
+    BOOST_TEST(
+        run_command(*f, a, "find /workspace /home /tmp /root -name b-only 2>/dev/null", as_root()).stdout_text.empty());
+
+    // Network: a connect to a listener on the host's loopback fails, and it never sees one.
+    boost::asio::io_context ioc;
+    boost::asio::ip::tcp::acceptor listener(ioc, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    auto const port = std::to_string(listener.local_endpoint().port());
+    auto net = run_command(*f, a,
+                           "timeout 5 bash -c 'echo hi > /dev/tcp/127.0.0.1/" + port +
+                               "' && echo CONNECTED; ip -o link 2>/dev/null | wc -l");
+    BOOST_TEST(net.stdout_text.find("CONNECTED") == std::string::npos);
+    listener.non_blocking(true);
+    boost::system::error_code ec;
+    boost::asio::ip::tcp::socket s(ioc);
+    listener.accept(s, ec);
+    BOOST_TEST(ec == boost::asio::error::would_block);
+}
+
+BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_continues)
+{
+    state_dir dir;
+    auto f = gvisor_server(dir.path);
+    auto const api = api_headers(*f);
+    auto sb = create_sandbox(*f);
+    auto const boot = run_command(*f, sb, "cat /proc/sys/kernel/random/boot_id").stdout_text;
+    BOOST_TEST(boot.size() == 37u);
+    BOOST_REQUIRE(run_command(*f, sb, counter_script).end.has_value());
+    BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, sb) >= 3; }));
+    auto const pid = run_command(*f, sb, "cat /tmp/counter.pid").stdout_text;
+
+    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
+    auto const at_pause = count_on_host(dir.path, sb);
+    auto const i = info(*f, sb);
+    BOOST_TEST(std::string(i.at("state").as_string()) == "paused");
+    BOOST_TEST(std::string(i.at("pauseKind").as_string()) == "checkpoint");
+    // The memory is on disk, not in RAM: an image file, and no process of the sandbox left on the host.
+    auto const image = dir.path / "sandboxes" / sb.id / "memory" / "checkpoint.img";
+    BOOST_TEST(fs::is_regular_file(image));
+    BOOST_TEST(i.at("memorySnapshotBytes").to_number<std::uint64_t>() >= fs::file_size(image));
+    BOOST_TEST(processes_in_cgroup(sb.id) == 0u);
+    BOOST_TEST(count_on_host(dir.path, sb) == at_pause);  // nothing runs
+
+    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
+    // The same process counts on from where it stopped (not from 1: no reboot).
+    BOOST_TEST(eventually([&] { return count_on_host(dir.path, sb) > at_pause; }));
+    BOOST_TEST(count_on_host(dir.path, sb) >= at_pause);
+    BOOST_TEST(run_command(*f, sb, "cat /tmp/counter.pid").stdout_text == pid);
+    BOOST_TEST(run_command(*f, sb, "cat /proc/sys/kernel/random/boot_id").stdout_text == boot);
+    BOOST_TEST(!fs::exists(image));  // consumed by the restore
+    BOOST_TEST(std::string(info(*f, sb).at("state").as_string()) == "running");
+}
+
+BOOST_AUTO_TEST_CASE(filesystem_pause_reboots_with_the_files_kept)
+{
+    state_dir dir;
+    auto f = gvisor_server(dir.path);
+    auto const api = api_headers(*f);
+    auto sb = create_sandbox(*f);
+    auto const boot = run_command(*f, sb, "cat /proc/sys/kernel/random/boot_id").stdout_text;
+    BOOST_REQUIRE(run_command(*f, sb, std::string("echo kept > /workspace/k; ") + counter_script).end.has_value());
+    BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, sb) >= 1; }));
+
+    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":false})") == 204);
+    BOOST_TEST(std::string(info(*f, sb).at("pauseKind").as_string()) == "filesystem");
+    BOOST_TEST(processes_in_cgroup(sb.id) == 0u);
+    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
+    auto r = run_command(*f, sb,
+                         "cat /workspace/k; cat /proc/sys/kernel/random/boot_id; "
+                         "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done");
+    BOOST_TEST(r.stdout_text.substr(0, 5) == "kept\n");
+    BOOST_TEST(r.stdout_text.substr(5, 37) != boot);                    // a cold boot: a new boot id
+    BOOST_TEST(r.stdout_text.find("while true") == std::string::npos);  // the counter did not survive
+}
+
+BOOST_AUTO_TEST_CASE(kill_leaves_nothing_behind)
+{
+    state_dir dir;
+    auto f = gvisor_server(dir.path);
+    auto sb = create_sandbox(*f);
+    BOOST_REQUIRE(run_command(*f, sb, counter_script).end.has_value());
+    BOOST_REQUIRE(processes_in_cgroup(sb.id) > 0u);
+    raw_http c(f->port());
+    BOOST_REQUIRE(c.request("DELETE", "/sandboxes/" + sb.id, {}, api_headers(*f)).status == 204);
+    BOOST_TEST(eventually([&] { return processes_in_cgroup(sb.id) == 0u; }));
+    BOOST_TEST(eventually([&] { return !fs::exists(dir.path / "sandboxes" / sb.id); }));
+    // runsc keeps no record of the container.
+    std::error_code ec;
+    for (auto const& e : fs::directory_iterator(dir.path / "runsc", ec))
+        BOOST_TEST(e.path().filename().string().find(sb.id) == std::string::npos);
+}
+
+#ifdef PRISM_E2B_LOCAL_PATH
+BOOST_AUTO_TEST_CASE(a_memory_paused_sandbox_survives_kill_9_of_the_server)
+{
+    state_dir dir;
+    std::string const key = "e2b_" + random_token();
+    header_pairs const api = {{"X-API-KEY", key}};
+    std::vector<std::string> const engine = {"--engine", "gvisor"};
+    auto create = [&](std::uint16_t port) {
+        raw_http c(port);
+        auto r = c.request("POST", "/sandboxes", R"({"templateID":"base","timeout":600})", api);
+        BOOST_REQUIRE(r.status == 201);
+        auto o = r.json().as_object();
+        return sandbox_ref{std::string(o["sandboxID"].as_string()), std::string(o["envdAccessToken"].as_string())};
+    };
+    sandbox_ref paused, running;
+    long at_pause = -1;
+    {
+        server_process first(dir.path.string(), key, engine);
+        paused = create(first.port());
+        running = create(first.port());
+        BOOST_REQUIRE(run_command(first.port(), paused, counter_script).end.has_value());
+        BOOST_REQUIRE(run_command(first.port(), running, counter_script).end.has_value());
+        BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, paused) >= 3; }));
+        BOOST_REQUIRE(post(first.port(), api, "/sandboxes/" + paused.id + "/pause", "{}") == 204);
+        at_pause = count_on_host(dir.path, paused);
+        int const st = first.signal_and_wait(SIGKILL);
+        BOOST_TEST(WIFSIGNALED(st));
+    }
+    // The running one's container never stopped: its counter goes on without a server.
+    auto const without_server = count_on_host(dir.path, running);
+    BOOST_TEST(eventually([&] { return count_on_host(dir.path, running) > without_server; }));
+
+    server_process second(dir.path.string(), key, engine);
+    raw_http c(second.port());
+    auto ip = c.request("GET", "/sandboxes/" + paused.id, {}, api).json().as_object();
+    BOOST_TEST(std::string(ip["state"].as_string()) == "paused");
+    BOOST_TEST(std::string(ip["pauseKind"].as_string()) == "checkpoint");
+    auto ir = c.request("GET", "/sandboxes/" + running.id, {}, api).json().as_object();
+    BOOST_TEST(std::string(ir["state"].as_string()) == "running");
+    BOOST_REQUIRE(post(second.port(), api, "/sandboxes/" + paused.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST(eventually([&] { return count_on_host(dir.path, paused) > at_pause; }));
+    BOOST_TEST(run_command(second.port(), running, "echo alive").stdout_text == "alive\n");
+
+    int const st = second.signal_and_wait(SIGTERM);
+    BOOST_TEST((WIFEXITED(st) && WEXITSTATUS(st) == 0));
+    BOOST_TEST(processes_in_cgroup(paused.id) == 0u);
+    BOOST_TEST(processes_in_cgroup(running.id) == 0u);
+}
+#endif
+
+BOOST_AUTO_TEST_SUITE_END()
