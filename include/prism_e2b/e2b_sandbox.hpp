@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace prism_e2b {
 
@@ -59,6 +60,9 @@ struct e2b_sandbox_options {
     /// Working directory: created through envd when the sandbox starts; the
     /// default cwd of exec and processes, and the workspace of process refs.
     std::string workdir = "/workspace";
+    /// Absolute directories the files() capability may reach besides `workdir`
+    /// (e.g. "/tmp"); empty: the workdir only (README "Files, terminals and users").
+    std::vector<std::string> file_roots;
     /// E2B sandbox timeout (idle/cost budget), sent in whole seconds (rounded up).
     /// Empty: limits.wall_time. Must be within [1 ms, sandbox_limit_caps::wall_time].
     std::optional<std::chrono::milliseconds> timeout;
@@ -89,6 +93,9 @@ struct e2b_connect_options {
     bool resume = false;
     /// The workdir the sandbox was created with (not created again).
     std::string workdir = "/workspace";
+    /// Absolute directories the files() capability may reach besides `workdir`
+    /// (e.g. "/tmp"); empty: the workdir only (README "Files, terminals and users").
+    std::vector<std::string> file_roots;
     /// Timeout sent by resume() (whole seconds, rounded up). Empty: limits.wall_time.
     std::optional<std::chrono::milliseconds> timeout;
     std::optional<sandbox_capabilities> capabilities;  ///< host attestation; empty: e2b_default_capabilities()
@@ -149,6 +156,12 @@ public:
 
     process_capable* processes() noexcept override { return this; }
     pausable* pause_control() noexcept override { return this; }
+    /// Files over envd, under the workspace rules (workdir plus file_roots).
+    /// On a paused sandbox every call fails with errc::paused, making no vendor call.
+    sandbox_files* files() noexcept override { return files_.get(); }
+    /// Terminals over envd's pty (needs the client of e2b::make_client(); another
+    /// client answers errc::unsupported). Paused: errc::paused.
+    pty_capable* pty() noexcept override { return pty_.get(); }
 
     /// The sandbox's metadata as the vendor reports it now (get_sandbox_info):
     /// `result<label_map>`. Per-operation cancellation: terminal.
@@ -208,6 +221,8 @@ private:
     boost::asio::awaitable<result<label_map>> fetch_labels();
 
     std::shared_ptr<detail::e2b_sandbox_core> core_;
+    std::unique_ptr<sandbox_files> files_;
+    std::unique_ptr<pty_capable> pty_;
 };
 
 namespace detail {

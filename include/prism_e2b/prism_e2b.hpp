@@ -5,6 +5,7 @@
 #include <prism_e2b/async.hpp>
 #include <prism_e2b/capabilities.hpp>
 #include <prism_e2b/e2b/client.hpp>
+#include <prism_e2b/e2b/watch.hpp>
 #include <prism_e2b/e2b_sandbox.hpp>
 #include <prism_e2b/error.hpp>
 #include <prism_e2b/exec_governor.hpp>
@@ -16,6 +17,8 @@
 #include <prism_e2b/process_sessions.hpp>
 #include <prism_e2b/redactor.hpp>
 #include <prism_e2b/sandbox.hpp>
+#include <prism_e2b/sandbox_files.hpp>
+#include <prism_e2b/sandbox_pty.hpp>
 #include <prism_e2b/version.hpp>
 
 #endif

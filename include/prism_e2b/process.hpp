@@ -52,7 +52,9 @@ struct process_request {
     std::optional<std::string> cwd;  ///< default: the sandbox's workdir
     env_map env;                     ///< extra environment variables
     bool stdin_open = true;          ///< keep stdin open for write()
-    output_callback on_data;         ///< live output; may be empty
+    /// The sandbox user to run as; default: the backend's. No control characters, no ':'.
+    std::optional<std::string> user;
+    output_callback on_data;  ///< live output; may be empty
 
     /// `file` with `args`, everything else defaulted: `process_request::argv("/bin/sleep", "60")`.
     template <class... Args>

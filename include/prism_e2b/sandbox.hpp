@@ -8,6 +8,8 @@
 #include <prism_e2b/export.hpp>
 #include <prism_e2b/limits.hpp>
 #include <prism_e2b/process.hpp>
+#include <prism_e2b/sandbox_files.hpp>
+#include <prism_e2b/sandbox_pty.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -20,10 +22,13 @@ namespace prism_e2b {
 
 /// One argv command, no shell.
 struct exec_file_request {
-    std::string file;                      ///< the executable (a path in the sandbox)
-    std::vector<std::string> args;         ///< arguments, without argv[0]
-    std::optional<std::string> cwd;        ///< default: the sandbox's workdir
-    env_map env;                           ///< extra environment variables (limits: sandbox_limits)
+    std::string file;                ///< the executable (a path in the sandbox)
+    std::vector<std::string> args;   ///< arguments, without argv[0]
+    std::optional<std::string> cwd;  ///< default: the sandbox's workdir
+    env_map env;                     ///< extra environment variables (limits: sandbox_limits)
+    /// The sandbox user to run as (E2B: "user", "root"); default: the backend's.
+    /// No control characters and no ':' (errc::invalid_argument).
+    std::optional<std::string> user;
     output_callback on_data;               ///< live output; may be empty
     std::chrono::milliseconds timeout{0};  ///< 0: no per-command timeout
     bool capture_output = true;            ///< also collect output into exec_result
@@ -43,9 +48,12 @@ struct exec_file_request {
 
 /// One shell command: exec_file("/bin/sh", {"-c", command}).
 struct exec_request {
-    std::string command;                   ///< the shell command line
-    std::optional<std::string> cwd;        ///< default: the sandbox's workdir
-    env_map env;                           ///< extra environment variables
+    std::string command;             ///< the shell command line
+    std::optional<std::string> cwd;  ///< default: the sandbox's workdir
+    env_map env;                     ///< extra environment variables
+    /// The sandbox user to run as (E2B: "user", "root"); default: the backend's.
+    /// No control characters and no ':' (errc::invalid_argument).
+    std::optional<std::string> user;
     output_callback on_data;               ///< live output; may be empty
     std::chrono::milliseconds timeout{0};  ///< 0: no per-command timeout
     bool capture_output = true;            ///< also collect output into exec_result
@@ -200,6 +208,9 @@ protected:
     virtual void do_resume(completion_handler<void> h) = 0;                              ///< body of async_resume
 };
 
+/// The optional parts of a sandbox, for disposable_sandbox::supports().
+enum class sandbox_feature { processes, pause, files, pty };
+
 /// A sandbox that runs commands and is destroyed when done.
 ///
 /// Every operation follows the universal model (prism_e2b/async.hpp): any
@@ -282,6 +293,25 @@ public:
     virtual process_capable* processes() noexcept { return nullptr; }
     /// Pause/resume support, or nullptr when this backend has none.
     virtual pausable* pause_control() noexcept { return nullptr; }
+    /// File support (read, write, list, stat, remove, watch), or nullptr when this backend has none.
+    virtual sandbox_files* files() noexcept { return nullptr; }
+    /// Terminal support, or nullptr when this backend has none.
+    virtual pty_capable* pty() noexcept { return nullptr; }
+    /// Whether this backend offers `f`: the same answer as the query's pointer being non-null.
+    bool supports(sandbox_feature f) noexcept
+    {
+        switch (f) {
+            case sandbox_feature::processes:
+                return processes() != nullptr;
+            case sandbox_feature::pause:
+                return pause_control() != nullptr;
+            case sandbox_feature::files:
+                return files() != nullptr;
+            case sandbox_feature::pty:
+                return pty() != nullptr;
+        }
+        return false;
+    }
 
 protected:
     virtual void do_exec(exec_request req, completion_handler<exec_result> h) = 0;  ///< body of async_exec

@@ -5,9 +5,12 @@
 #include <prism_e2b/redactor.hpp>
 
 #include "adapter/exec.hpp"
+#include "adapter/files.hpp"
 #include "adapter/lifecycle.hpp"
+#include "adapter/pty.hpp"
 #include "adapter/sandbox_core.hpp"
-#include "adapter/spawn_op.hpp"
+#include "adapter/workspace_path.hpp"
+#include "core/spawn_op.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -81,6 +84,19 @@ result<std::chrono::milliseconds> resolve_timeout(std::optional<std::chrono::mil
     return v;
 }
 
+// The files() roots besides the workdir, normalised; each must be absolute.
+result<std::vector<std::string>> resolve_file_roots(std::vector<std::string> const& roots)
+{
+    std::vector<std::string> out;
+    for (auto const& r : roots) {
+        auto n = detail::normalize_absolute(r);
+        if (!n || r.size() > 4096)
+            return error(errc::invalid_argument, "file_roots must be absolute paths without NUL", {"options"});
+        out.push_back(std::move(*n));
+    }
+    return out;
+}
+
 std::shared_ptr<detail::e2b_sandbox_core> make_core(asio::any_io_executor ex, std::shared_ptr<e2b::client> c,
                                                     sandbox_limits const& limits,
                                                     std::optional<sandbox_capabilities> caps, log_sink logger)
@@ -147,6 +163,8 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::a
         options.template_name.find('\0') != std::string::npos)
         co_return error(errc::invalid_argument, "template must be a non-empty name", {"create"});
     if (auto v = validate_path(options.workdir, "workdir"); !v) co_return v.error();
+    auto roots = resolve_file_roots(options.file_roots);
+    if (!roots) co_return roots.error();
     if (auto v = validate_labels(options.labels); !v) co_return v.error();
     for (auto const& [k, v] : options.env_vars)
         if (!is_valid_env_name(k) || v.find('\0') != std::string::npos)
@@ -166,6 +184,7 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::a
     auto core = make_core(executor, *client, options.limits, options.capabilities, options.logger);
     core->template_name = options.template_name;
     core->workdir = options.workdir;
+    core->file_roots = std::move(*roots);
     core->labels = options.labels;
     core->vendor_timeout = params.timeout;
 
@@ -212,6 +231,8 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> connect_e2b_sandbox(asio::
     auto timeout = resolve_timeout(options.timeout, options.limits);
     if (!timeout) co_return timeout.error();
     if (auto v = validate_path(options.workdir, "workdir"); !v) co_return v.error();
+    auto roots = resolve_file_roots(options.file_roots);
+    if (!roots) co_return roots.error();
     auto client = resolve_client(executor, options.api_key, options.client, options.client_options);
     if (!client) co_return client.error();
 
@@ -228,6 +249,7 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> connect_e2b_sandbox(asio::
     core->id = info->sandbox_id.empty() ? options.sandbox_id : info->sandbox_id;
     core->template_name = info->template_id;
     core->workdir = options.workdir;
+    core->file_roots = std::move(*roots);
     core->labels = info->metadata;
     core->vendor_timeout = ceil_seconds(*timeout);
     auto target = e2b::envd_target::from(*info);
@@ -304,7 +326,10 @@ void e2b_sandbox::do_fetch_labels(completion_handler<label_map> h)
 
 // ---- e2b_sandbox -----------------------------------------------------------
 
-e2b_sandbox::e2b_sandbox(std::shared_ptr<detail::e2b_sandbox_core> core) : core_(std::move(core)) {}
+e2b_sandbox::e2b_sandbox(std::shared_ptr<detail::e2b_sandbox_core> core)
+    : core_(std::move(core)), files_(detail::make_e2b_files(core_)), pty_(detail::make_e2b_pty(core_))
+{
+}
 
 e2b_sandbox::~e2b_sandbox()
 {
@@ -325,6 +350,7 @@ asio::awaitable<result<exec_result>> e2b_sandbox::exec(exec_request req)
     f.args = {"-c", std::move(req.command)};
     f.cwd = std::move(req.cwd);
     f.env = std::move(req.env);
+    f.user = std::move(req.user);
     f.on_data = std::move(req.on_data);
     f.timeout = req.timeout;
     f.capture_output = req.capture_output;

@@ -12,6 +12,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <random>
@@ -117,6 +118,7 @@ asio::awaitable<result<exec_result>> exec_body(std::shared_ptr<e2b_sandbox_core>
     if (req.cwd && (req.cwd->empty() || req.cwd->find('\0') != std::string::npos))
         co_return error(errc::invalid_argument, "cwd must be a path without NUL", {"exec"});
     if (req.timeout.count() < 0) co_return error(errc::invalid_argument, "timeout must not be negative", {"exec"});
+    if (auto v = validate_user(req.user, "exec"); !v) co_return v.error();
     // Activity never resumes: a paused sandbox fails here, before any vendor call.
     if (auto t = core->activity_target("exec"); !t) co_return t.error();
 
@@ -133,6 +135,7 @@ asio::awaitable<result<exec_result>> exec_body(std::shared_ptr<e2b_sandbox_core>
     params.process.cwd = req.cwd.value_or(core->workdir);
     params.stdin = false;
     params.tag = tag;
+    params.user = std::move(req.user);
     // envd kills the process at Connect-Timeout-Ms. With a per-command timeout:
     // it plus a margin, so ours fires first. Without one the contract lets the
     // command run as long as its sandbox: the sandbox's wall time, not the
@@ -211,6 +214,18 @@ std::string make_process_tag(char const* prefix)
     std::snprintf(buf, sizeof buf, "%s-%016llx-%llu", prefix, static_cast<unsigned long long>(rng()),
                   static_cast<unsigned long long>(counter.fetch_add(1)));
     return buf;
+}
+
+result<void> validate_user(std::optional<std::string> const& user, char const* operation)
+{
+    if (!user) return {};
+    bool const ok = !user->empty() && user->size() <= 64 && std::none_of(user->begin(), user->end(), [](char c) {
+        auto const u = static_cast<unsigned char>(c);
+        return u < 0x20 || u == 0x7f || c == ':';
+    });
+    if (!ok)
+        return error(errc::invalid_argument, "user must be 1..64 bytes without control characters or ':'", {operation});
+    return {};
 }
 
 asio::awaitable<result<exec_result>> run_exec(std::shared_ptr<e2b_sandbox_core> core, exec_file_request req)

@@ -22,6 +22,11 @@ inline constexpr std::chrono::milliseconds exec_deadline_margin{30000};
 /// process whose start stream broke before we learnt its pid.
 std::string make_process_tag(char const* prefix);
 
+/// The `user` of an exec, process or terminal request: absent (the backend's
+/// default), or 1..64 bytes without control characters and without ':' (it
+/// travels as "user:" in envd's Basic authorization). Errors: invalid_argument.
+result<void> validate_user(std::optional<std::string> const& user, char const* operation);
+
 boost::asio::awaitable<result<exec_result>> run_exec(std::shared_ptr<e2b_sandbox_core> core, exec_file_request req);
 
 }  // namespace prism_e2b::detail

@@ -151,6 +151,7 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> run_start_process(std::
     if (auto v = validate_command(req.file, req.args, req.env, core->limits); !v) co_return v.error();
     if (req.cwd)
         if (auto v = validate_path(*req.cwd, "cwd"); !v) co_return v.error();
+    if (auto v = validate_user(req.user, "start_process"); !v) co_return v.error();
     auto target = core->activity_target("start_process");
     if (!target) co_return target.error();
     // A long-running process is a command too (contract.md: max_commands).
@@ -161,6 +162,7 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> run_start_process(std::
     params.process.envs = std::move(req.env);
     params.process.cwd = req.cwd.value_or(core->workdir);
     params.stdin = req.stdin_open;
+    params.user = req.user;
     // Connect-Timeout-Ms makes envd kill the process when it passes: a
     // long-running process gets no deadline (wire-notes.md).
     params.timeout = std::chrono::milliseconds(0);

@@ -69,6 +69,7 @@ struct e2b_sandbox_core : std::enable_shared_from_this<e2b_sandbox_core> {
     std::string id;
     std::string template_name;
     std::string workdir;
+    std::vector<std::string> file_roots;  ///< normalised; the files() capability's roots besides workdir
     label_map labels;
     sandbox_capabilities caps;
     sandbox_limits limits;

@@ -83,6 +83,12 @@ public:
                                                                                          e2b::metrics_params params);
     boost::asio::any_io_executor const& executor() const noexcept { return ex_; }
 
+protected:
+    // -- adapter14: filesystem.Filesystem/WatchDir (watch_stream.cpp) --------
+    void do_watch_dir(e2b::envd_target target, e2b::watch_dir_params params,
+                      completion_handler<std::unique_ptr<e2b::watch_event_stream>> h) override;
+
+public:
     http_transport& transport() noexcept { return *transport_; }
 
 private:
@@ -97,6 +103,18 @@ private:
     /// A plain envd HTTP request (files, health), holding an in-flight slot.
     boost::asio::awaitable<result<http_response>> envd_http(e2b::envd_target target, http_request req,
                                                             call_options call);
+    /// An open Connect server stream and the in-flight slot it holds.
+    struct open_stream_result {
+        std::unique_ptr<http_stream> stream;
+        semaphore_permit slot;
+    };
+    /// Opens a Connect server stream: 200 with a connect+json body, else the mapped error.
+    boost::asio::awaitable<result<open_stream_result>> open_connect_stream(std::string rpc, e2b::envd_target target,
+                                                                           std::string body,
+                                                                           std::chrono::milliseconds deadline,
+                                                                           std::optional<std::string> user);
+    boost::asio::awaitable<result<std::unique_ptr<e2b::watch_event_stream>>> watch_dir(e2b::envd_target target,
+                                                                                       e2b::watch_dir_params params);
     boost::asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> open_process_stream(
         std::string rpc, e2b::envd_target target, std::string body, std::chrono::milliseconds deadline,
         std::optional<std::string> user);

@@ -98,7 +98,7 @@ asio::awaitable<result<std::string>> client_impl::envd_unary(std::string rpc, e2
 
 // ---- process.Process ---------------------------------------------------------
 
-asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl::open_process_stream(
+asio::awaitable<result<client_impl::open_stream_result>> client_impl::open_connect_stream(
     std::string rpc, e2b::envd_target target, std::string body, std::chrono::milliseconds deadline,
     std::optional<std::string> user)
 {
@@ -135,7 +135,17 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
     if (!ct || ct->rfind("application/connect+json", 0) != 0)
         co_return error(errc::protocol_error, "stream answered with content type '" + (ct ? *ct : std::string()) + "'",
                         {rpc, 200, {}});
-    co_return make_process_event_stream(std::move(s), std::move(*slot), rpc, opts_.raw.stream_idle_timeout);
+    co_return open_stream_result{std::move(s), std::move(*slot)};
+}
+
+asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl::open_process_stream(
+    std::string rpc, e2b::envd_target target, std::string body, std::chrono::milliseconds deadline,
+    std::optional<std::string> user)
+{
+    auto opened = co_await open_connect_stream(rpc, std::move(target), std::move(body), deadline, std::move(user));
+    if (!opened) co_return opened.error();
+    co_return make_process_event_stream(std::move(opened->stream), std::move(opened->slot), rpc,
+                                        opts_.raw.stream_idle_timeout);
 }
 
 asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl::start_process(

@@ -270,6 +270,15 @@ std::string list_dir_request(std::string_view path, std::uint32_t depth)
     return json::serialize(o);
 }
 
+std::string watch_dir_request(e2b::watch_dir_params const& p)
+{
+    json::object o;
+    o["path"] = p.path;
+    if (p.recursive) o["recursive"] = true;
+    if (p.include_entry) o["includeEntry"] = true;
+    return json::serialize(o);
+}
+
 std::string move_request(std::string_view source, std::string_view destination)
 {
     json::object o;
@@ -409,6 +418,51 @@ result<std::vector<e2b::entry_info>> parse_list_dir_response(std::string_view te
     auto v = parse_json(text);
     if (!v) return v.error();
     return to_entries(field(v->get_object(), "entries"), "entries");
+}
+
+namespace {
+
+e2b::fs_event_type to_fs_event_type(json::value const& v)
+{
+    static constexpr std::pair<std::string_view, e2b::fs_event_type> names[] = {
+        {"EVENT_TYPE_CREATE", e2b::fs_event_type::create},
+        {"EVENT_TYPE_WRITE", e2b::fs_event_type::write},
+        {"EVENT_TYPE_REMOVE", e2b::fs_event_type::remove},
+        {"EVENT_TYPE_RENAME", e2b::fs_event_type::rename},
+        {"EVENT_TYPE_CHMOD", e2b::fs_event_type::chmod}};
+    if (v.is_string()) {
+        for (auto const& [name, type] : names)
+            if (v.get_string() == name) return type;
+    } else if (v.is_int64() && v.get_int64() >= 1 && v.get_int64() <= 5) {
+        return names[v.get_int64() - 1].second;  // enum numbers follow filesystem.proto's order
+    }
+    return e2b::fs_event_type::unspecified;  // unknown names read as the default
+}
+
+}  // namespace
+
+result<watch_message> parse_watch_response(std::string_view text)
+{
+    auto v = parse_json(text);
+    if (!v) return v.error();
+    auto const& o = v->get_object();
+    if (field(o, "start")) return watch_message{watch_start{}};
+    if (field(o, "keepalive", "keep_alive")) return watch_message{watch_keepalive{}};
+    auto fs = to_object(field(o, "filesystem"), "filesystem");
+    if (!fs) return fs.error();
+    if (!*fs) return bad("watch response with no known kind");
+    e2b::fs_event ev;
+    auto name = to_string(field(**fs, "name"), "name");
+    if (!name) return name.error();
+    ev.name = std::move(*name);
+    if (auto const* t = field(**fs, "type")) ev.type = to_fs_event_type(*t);
+    if (auto const* e = field(**fs, "entry")) {
+        if (!e->is_object()) return bad("entry is not an object");
+        auto entry = to_entry(e->get_object());
+        if (!entry) return entry.error();
+        ev.entry = std::move(*entry);
+    }
+    return watch_message{std::move(ev)};
 }
 
 result<std::vector<e2b::entry_info>> parse_upload_response(std::string_view text)

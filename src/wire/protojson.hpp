@@ -8,10 +8,12 @@
 #define PRISM_E2B_WIRE_PROTOJSON_HPP
 
 #include <prism_e2b/e2b/types.hpp>
+#include <prism_e2b/e2b/watch.hpp>
 #include <prism_e2b/error.hpp>
 
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace prism_e2b::wire::protojson {
@@ -24,6 +26,7 @@ result<std::string> send_signal_request(e2b::process_selector const& s, process_
 std::string path_request(std::string_view path);  ///< Stat, MakeDir, Remove
 std::string list_dir_request(std::string_view path, std::uint32_t depth);
 std::string move_request(std::string_view source, std::string_view destination);
+std::string watch_dir_request(e2b::watch_dir_params const& p);  ///< WatchDir
 
 // ---- responses (errors: errc::protocol_error naming the bad field) ----------
 /// StartResponse / ConnectResponse: {"event":{...}}.
@@ -36,6 +39,12 @@ result<e2b::entry_info> parse_entry_response(std::string_view json);
 result<std::vector<e2b::entry_info>> parse_list_dir_response(std::string_view json);
 /// POST /files answer (envd.yaml EntryInfo array, REST JSON, type "file"/"directory").
 result<std::vector<e2b::entry_info>> parse_upload_response(std::string_view json);
+
+/// One WatchDirResponse: {"start":{}}, {"filesystem":{...}} or {"keepalive":{}}.
+struct watch_start {};
+struct watch_keepalive {};
+using watch_message = std::variant<watch_start, e2b::fs_event, watch_keepalive>;
+result<watch_message> parse_watch_response(std::string_view json);
 
 /// The end-of-stream message: {} or {"error":{"code":"...","message":"..."}}
 /// (metadata ignored). Yields the error when there is one, else an empty error.

@@ -2,8 +2,10 @@
 #ifndef PRISM_E2B_E2B_CLIENT_HPP
 #define PRISM_E2B_E2B_CLIENT_HPP
 
+#include <prism_e2b/async.hpp>
 #include <prism_e2b/e2b/client_options.hpp>
 #include <prism_e2b/e2b/types.hpp>
+#include <prism_e2b/e2b/watch.hpp>
 #include <prism_e2b/error.hpp>
 #include <prism_e2b/export.hpp>
 
@@ -86,6 +88,29 @@ public:
                                                         std::string path) = 0;  ///< filesystem.Filesystem/Remove
     /// GET /health: true on 204, false when envd answers 502 (sandbox not running).
     virtual boost::asio::awaitable<result<bool>> health(envd_target target) = 0;
+
+    // -- adapter14: filesystem.Filesystem/WatchDir ---------------------------
+    /// Opens a WatchDir stream on `params.path`: `result<std::unique_ptr<watch_event_stream>>`.
+    /// Completes once envd accepted the watch (its start message arrived), so
+    /// changes made after completion are reported. Errors: not_found (no such
+    /// directory), invalid_argument (not a directory, bad path), the mapped
+    /// envd or transport error; errc::unsupported from a client that does not
+    /// implement it. Per-operation cancellation: terminal (errc::cancelled).
+    template <class CompletionToken = default_completion_token>
+    auto async_watch_dir(envd_target target, watch_dir_params params, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<std::unique_ptr<watch_event_stream>>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target t, watch_dir_params p, completion_handler<std::unique_ptr<watch_event_stream>> h) {
+                do_watch_dir(std::move(t), std::move(p), std::move(h));
+            },
+            std::move(target), std::move(params));
+    }
+
+protected:
+    /// Body of async_watch_dir. The default completes with errc::unsupported.
+    virtual void do_watch_dir(envd_target target, watch_dir_params params,
+                              completion_handler<std::unique_ptr<watch_event_stream>> h);
 };
 
 /// The real client over Boost.Beast + OpenSSL. Reads the E2B_* environment for

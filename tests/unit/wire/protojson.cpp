@@ -124,4 +124,41 @@ BOOST_AUTO_TEST_CASE(process_list_and_end_of_stream)
     BOOST_TEST(e->message == "no pid");
 }
 
+BOOST_AUTO_TEST_CASE(watch_dir_request_and_responses)
+{
+    e2b::watch_dir_params p;
+    p.path = "/workspace";
+    BOOST_TEST(protojson::watch_dir_request(p) == R"({"path":"/workspace"})");
+    p.recursive = true;
+    p.include_entry = true;
+    BOOST_TEST(protojson::watch_dir_request(p) == R"({"path":"/workspace","recursive":true,"includeEntry":true})");
+
+    BOOST_TEST(std::holds_alternative<protojson::watch_start>(*protojson::parse_watch_response(R"({"start":{}})")));
+    BOOST_TEST(
+        std::holds_alternative<protojson::watch_keepalive>(*protojson::parse_watch_response(R"({"keepalive":{}})")));
+    auto ev = protojson::parse_watch_response(
+        R"({"filesystem":{"name":"sub/a","type":"EVENT_TYPE_WRITE","entry":{"name":"a","type":"FILE_TYPE_FILE","path":"/workspace/sub/a","size":"3"}}})");
+    BOOST_REQUIRE(ev);
+    auto const& fe = std::get<e2b::fs_event>(*ev);
+    BOOST_TEST(fe.name == "sub/a");
+    BOOST_TEST((fe.type == e2b::fs_event_type::write));
+    BOOST_REQUIRE(fe.entry);
+    BOOST_TEST(fe.entry->size == 3);
+    // Enum numbers as protobuf-JSON allows, unknown names as the default, no entry.
+    auto num = protojson::parse_watch_response(R"({"filesystem":{"name":"b","type":3}})");
+    BOOST_REQUIRE(num);
+    BOOST_TEST((std::get<e2b::fs_event>(*num).type == e2b::fs_event_type::remove));
+    BOOST_TEST(!std::get<e2b::fs_event>(*num).entry);
+    auto unknown = protojson::parse_watch_response(R"({"filesystem":{"name":"c","type":"EVENT_TYPE_NEW"}})");
+    BOOST_REQUIRE(unknown);
+    BOOST_TEST((std::get<e2b::fs_event>(*unknown).type == e2b::fs_event_type::unspecified));
+    // Malformed: a typed protocol error.
+    for (char const* bad : {R"({})", R"({"filesystem":7})", R"({"filesystem":{"name":1}})", "not json",
+                            R"({"filesystem":{"name":"x","entry":[]}})"}) {
+        auto r = protojson::parse_watch_response(bad);
+        BOOST_TEST_REQUIRE(!r, bad);
+        BOOST_TEST((r.error() == errc::protocol_error), bad);
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
