@@ -231,7 +231,8 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> run_attach_process(std:
     auto it = std::find_if(procs->begin(), procs->end(), [&](auto const& p) { return p.pid == rec->pid; });
     if (it == procs->end() || command_fingerprint(it->config.cmd, it->config.args) != rec->command_fingerprint)
         co_return handle_ptr();
-    auto stream = co_await core->client->async_connect_process(target, pid_selector(rec->pid), std::chrono::milliseconds(0));
+    auto stream =
+        co_await core->client->async_connect_process(target, pid_selector(rec->pid), std::chrono::milliseconds(0));
     if (!stream) {
         if (stream.error() == errc::not_found) co_return handle_ptr();
         co_return stream.error();

@@ -133,7 +133,8 @@ asio::awaitable<void> reattach(std::shared_ptr<e2b_process_state> self, std::sha
         self->perform(core.transition([&](sandbox_fsm& f) { return f.reattach_failed(self->key, "not running"); }));
         co_return;
     }
-    auto s = co_await core.client->async_connect_process(*target, pid_selector(self->pid), std::chrono::milliseconds(0));
+    auto s =
+        co_await core.client->async_connect_process(*target, pid_selector(self->pid), std::chrono::milliseconds(0));
     if (self->reader_cancel != sig) co_return;  // stopped (release, gone) meanwhile
     disown(*self, sig);                         // this re-attach hands over to the reader
     if (!s) {
