@@ -35,7 +35,7 @@ std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv,
         if (!client) co_return "client: " + client.error().to_string();
         e2b::create_sandbox_params p;
         p.timeout = std::chrono::seconds(600);
-        auto h = co_await (*client)->create_sandbox(p);
+        auto h = co_await (*client)->async_create_sandbox(p);
         if (!h) co_return "create: " + h.error().to_string();
         auto const target = e2b::envd_target::from(*h);
         std::string const stat_path = "/home/user";
@@ -43,7 +43,7 @@ std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv,
         std::string failure = co_await conn.connect();
         // Warm-up: both paths open their connection and touch every code path once.
         for (int i = 0; i < 20 && failure.empty(); ++i) {
-            if (auto r = co_await (*client)->stat(target, stat_path); !r)
+            if (auto r = co_await (*client)->async_stat(target, stat_path); !r)
                 failure = "sdk stat: " + r.error().to_string();
             else
                 failure = co_await conn.stat(stat_path);
@@ -54,7 +54,7 @@ std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv,
             auto c0 = sample_self();
             for (std::size_t i = 0; i < k && failure.empty(); ++i) {
                 auto const t0 = std::chrono::steady_clock::now();
-                auto r = co_await (*client)->stat(target, stat_path);
+                auto r = co_await (*client)->async_stat(target, stat_path);
                 sdk.op("stat").push_back(to_ms(std::chrono::steady_clock::now() - t0));
                 if (!r) failure = "sdk stat: " + r.error().to_string();
                 bar.tick();
@@ -71,7 +71,7 @@ std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv,
             raw_cpu += c2.cpu_seconds() - c1.cpu_seconds();
         }
         bar.finish();
-        (void)co_await (*client)->kill_sandbox(h->sandbox_id);
+        (void)co_await (*client)->async_kill_sandbox(h->sandbox_id);
         co_return failure;
     });
     sdk.set_metric("calls", static_cast<double>(sdk.find_op("stat") ? sdk.find_op("stat")->size() : 0));

@@ -205,12 +205,17 @@ struct listener_stats {
     std::uint64_t accept_backoffs = 0;  ///< accept failures (EMFILE, ENFILE...) waited out instead of retried at once
 };
 
-/// Thread-safe in-process fault switches; the admin HTTP routes call the same
-/// functions. Thread safety: every member may be called from any thread (one mutex).
+namespace detail {
+class fault_switches;  // the server's side, private to it
+}  // namespace detail
+
+/// The fault switches of one server (server::faults()), for tests; the admin
+/// HTTP routes arm the same switches. Each switch acts on the next matching
+/// requests and then disarms itself.
+/// Thread safety: every member may be called from any thread.
+/// Lifetimes: a reference into its server; valid while the server lives.
 class fault_injector {
 public:
-    fault_injector();
-    ~fault_injector();
     fault_injector(fault_injector const&) = delete;
     fault_injector& operator=(fault_injector const&) = delete;
 
@@ -229,21 +234,10 @@ public:
     /// Clears every switch.
     void reset();
 
-    // -- used by the server --------------------------------------------------
-    bool take_pause_failure();  ///< true when this pause must fail (consumes one)
-    /// Returns the Retry-After seconds when this create must be throttled.
-    std::optional<std::chrono::seconds> take_create_throttle();
-    std::chrono::milliseconds latency_for(
-        std::string_view path) const;  ///< the delay for a request to `path` (zero: none)
-    /// Returns the byte budget when this stream must be cut.
-    std::optional<std::size_t> take_stream_cut();
-    /// Returns the delay when a kill is armed for this sandbox (disarms it).
-    std::optional<std::chrono::milliseconds> take_kill_during_exec(std::string const& sandbox_id);
-    bool kill_armed(std::string const& sandbox_id) const;  ///< true while a kill is armed for `sandbox_id`
-
 private:
-    struct impl;
-    std::unique_ptr<impl> impl_;
+    friend class server;
+    explicit fault_injector(detail::fault_switches& switches) noexcept;
+    detail::fault_switches* switches_;
 };
 
 /// The server. Thread safety: start()/stop() from one thread; port(), api_url(),

@@ -117,7 +117,7 @@ asio::awaitable<result<void>> make_workdir_as_root(e2b::client& client, e2b::env
     p.user = "root";
     p.stdin = false;
     p.timeout = std::chrono::milliseconds(30000);
-    auto stream = co_await client.start_process(std::move(target), std::move(p));
+    auto stream = co_await client.async_start_process(std::move(target), std::move(p));
     if (!stream) co_return stream.error();
     for (;;) {
         auto ev = co_await (*stream)->next();
@@ -188,7 +188,7 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::a
     core->labels = options.labels;
     core->vendor_timeout = params.timeout;
 
-    auto created = co_await (*client)->create_sandbox(std::move(params));
+    auto created = co_await (*client)->async_create_sandbox(std::move(params));
     if (!created) co_return created.error();
     core->id = created->sandbox_id;
     core->fsm = detail::sandbox_fsm(e2b::envd_target::from(*created), sandbox_state::running);
@@ -201,7 +201,7 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::a
     // Cleanup must run even when the caller cancelled the set-up.
     co_await asio::this_coro::throw_if_cancelled(false);
     result<void> dir;
-    if (auto made = co_await (*client)->make_dir(target, core->workdir); !made) {
+    if (auto made = co_await (*client)->async_make_dir(target, core->workdir); !made) {
         dir = made.error();
         if (made.error() == errc::permission_denied)
             dir = co_await make_workdir_as_root(**client, target, core->workdir);
@@ -209,7 +209,7 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> create_e2b_sandbox(asio::a
     if (!dir) {
         co_await asio::this_coro::reset_cancellation_state();
         core->log(log_level::error, "create: workdir set-up failed, killing sandbox " + core->id);
-        auto k = co_await (*client)->kill_sandbox(core->id);
+        auto k = co_await (*client)->async_kill_sandbox(core->id);
         if (!k) core->log(log_level::error, "create: cleanup kill failed: " + k.error().to_string());
         co_return error(dir.error().code(), "workdir set-up failed (the sandbox was killed): " + dir.error().message(),
                         {"create", dir.error().http_status(), dir.error().vendor_code()});
@@ -236,7 +236,7 @@ asio::awaitable<result<std::shared_ptr<e2b_sandbox>>> connect_e2b_sandbox(asio::
     auto client = resolve_client(executor, options.api_key, options.client, options.client_options);
     if (!client) co_return client.error();
 
-    auto info = co_await (*client)->get_sandbox_info(options.sandbox_id);
+    auto info = co_await (*client)->async_get_sandbox_info(options.sandbox_id);
     if (!info) co_return info.error();
     // Fail closed: every expected label must be there with exactly this value.
     for (auto const& [k, v] : options.expected_labels) {
@@ -392,7 +392,7 @@ asio::awaitable<result<void>> e2b_sandbox::close(close_options opts)
 
 asio::awaitable<result<label_map>> e2b_sandbox::fetch_labels()
 {
-    auto info = co_await core_->client->get_sandbox_info(core_->id);
+    auto info = co_await core_->client->async_get_sandbox_info(core_->id);
     if (!info) co_return info.error();
     co_return std::move(info->metadata);
 }

@@ -85,7 +85,7 @@ asio::awaitable<void> drain_until_end(e2b::process_event_stream& stream)
 asio::awaitable<void> await_remote_end(e2b_sandbox_core& core, e2b::envd_target const& target,
                                        e2b::process_selector const& sel)
 {
-    auto stream = co_await core.client->connect_process(target, sel, std::chrono::milliseconds(0));
+    auto stream = co_await core.client->async_connect_process(target, sel, std::chrono::milliseconds(0));
     if (!stream) co_return;  // not_found: already gone (or unreachable: nothing more to learn)
     asio::steady_timer deadline(co_await asio::this_coro::executor, core.limits.cleanup_deadline);
     co_await (drain_until_end(**stream) || deadline.async_wait(asio::as_tuple(asio::use_awaitable)));
@@ -100,7 +100,7 @@ asio::awaitable<void> stop_remote(e2b_sandbox_core& core, e2b::envd_target const
         sel.pid = pid;
     else
         sel.tag = tag;
-    auto r = co_await core.client->send_signal(target, sel, process_signal::sigkill);
+    auto r = co_await core.client->async_send_signal(target, sel, process_signal::sigkill);
     if (r) co_await await_remote_end(core, target, sel);
     if (!r && r.error() != errc::not_found)
         core.log(log_level::warning,
@@ -143,7 +143,7 @@ asio::awaitable<result<exec_result>> exec_body(std::shared_ptr<e2b_sandbox_core>
     // envd still reaps a command whose client vanished (README "Exec deadlines").
     params.timeout = req.timeout.count() > 0 ? req.timeout + exec_deadline_margin : core->limits.wall_time;
 
-    auto stream = co_await core->client->start_process(*target, std::move(params));
+    auto stream = co_await core->client->async_start_process(*target, std::move(params));
     if (!stream) {
         if (co_await cancelled()) {
             co_await asio::this_coro::reset_cancellation_state();

@@ -34,7 +34,7 @@ asio::awaitable<result<sandbox_status>> run_status(std::shared_ptr<e2b_sandbox_c
         killed = core->fsm.state() == sandbox_state::killed;
     }
     if (!killed) {
-        auto info = co_await core->client->get_sandbox_info(core->id);
+        auto info = co_await core->client->async_get_sandbox_info(core->id);
         if (info) {
             core->perform(core->transition([&](sandbox_fsm& f) { return f.observed(info->state); }));
         } else if (info.error() == errc::not_found) {
@@ -59,7 +59,7 @@ asio::awaitable<result<pause_outcome>> run_pause(std::shared_ptr<e2b_sandbox_cor
 {
     // From now on a cut stream is not a process outcome.
     if (auto b = core->transition([](sandbox_fsm& f) { return f.pause_begin(); }); !b) co_return b.error();
-    auto r = co_await core->client->pause_sandbox(core->id, opts.keep_memory);
+    auto r = co_await core->client->async_pause_sandbox(core->id, opts.keep_memory);
     if (!r) {
         core->perform(core->transition([](sandbox_fsm& f) { return f.pause_refused(); }));
         co_return r.error();
@@ -98,7 +98,7 @@ asio::awaitable<result<void>> run_resume(std::shared_ptr<e2b_sandbox_core> core)
     if (auto b = core->transition([](sandbox_fsm& f) { return f.resume_begin(); }); !b) co_return b.error();
     // Explicit connect with the configured timeout: a resume that falls back to the
     // vendor default would silently shrink the sandbox's life (wire-notes.md).
-    auto c = co_await core->client->connect_sandbox(core->id, core->vendor_timeout);
+    auto c = co_await core->client->async_connect_sandbox(core->id, core->vendor_timeout);
     if (!c) {
         core->transition([](sandbox_fsm& f) { f.resume_failed(); });
         if (c.error() == errc::not_found) core->perform(core->transition([](sandbox_fsm& f) { return f.vanished(); }));
@@ -135,7 +135,7 @@ asio::awaitable<result<void>> run_kill(std::shared_ptr<e2b_sandbox_core> core)
         auto w = co_await asio::co_spawn(core->strand, std::move(wait), asio::use_awaitable);
         if (w == wait_outcome::cancelled) co_return error(errc::cancelled, "kill was cancelled", {"kill"});
     }
-    auto r = co_await core->client->kill_sandbox(core->id);
+    auto r = co_await core->client->async_kill_sandbox(core->id);
     if (!r) {
         core->transition([](sandbox_fsm& f) { f.kill_failed(); });  // a failed kill may be retried
         co_return r.error();
@@ -170,7 +170,7 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> run_start_process(std::
     auto const tag = make_process_tag("prism-proc");
     params.tag = tag;
     co_await asio::this_coro::throw_if_cancelled(false);
-    auto stream = co_await core->client->start_process(*target, std::move(params));
+    auto stream = co_await core->client->async_start_process(*target, std::move(params));
     std::optional<error> failed;
     std::uint32_t pid = 0;
     if (!stream) {
@@ -194,7 +194,7 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> run_start_process(std::
             co_await asio::this_coro::reset_cancellation_state();
             e2b::process_selector sel;
             sel.tag = tag;
-            (void)co_await core->client->send_signal(*target, sel, process_signal::sigkill);
+            (void)co_await core->client->async_send_signal(*target, sel, process_signal::sigkill);
         }
         co_return *failed;
     }
@@ -225,7 +225,7 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> run_attach_process(std:
         core->last_activity = std::chrono::system_clock::now();
     }
     // The pid must still run the command the ref names (pids are reused).
-    auto procs = co_await core->client->list_processes(target);
+    auto procs = co_await core->client->async_list_processes(target);
     if (!procs) {
         if (procs.error() == errc::not_found) co_return handle_ptr();
         co_return procs.error();
@@ -233,7 +233,8 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> run_attach_process(std:
     auto it = std::find_if(procs->begin(), procs->end(), [&](auto const& p) { return p.pid == rec->pid; });
     if (it == procs->end() || command_fingerprint(it->config.cmd, it->config.args) != rec->command_fingerprint)
         co_return handle_ptr();
-    auto stream = co_await core->client->connect_process(target, pid_selector(rec->pid), std::chrono::milliseconds(0));
+    auto stream =
+        co_await core->client->async_connect_process(target, pid_selector(rec->pid), std::chrono::milliseconds(0));
     if (!stream) {
         if (stream.error() == errc::not_found) co_return handle_ptr();
         co_return stream.error();

@@ -133,7 +133,8 @@ asio::awaitable<void> reattach(std::shared_ptr<e2b_process_state> self, std::sha
         self->perform(core.transition([&](sandbox_fsm& f) { return f.reattach_failed(self->key, "not running"); }));
         co_return;
     }
-    auto s = co_await core.client->connect_process(*target, pid_selector(self->pid), std::chrono::milliseconds(0));
+    auto s =
+        co_await core.client->async_connect_process(*target, pid_selector(self->pid), std::chrono::milliseconds(0));
     if (self->reader_cancel != sig) co_return;  // stopped (release, gone) meanwhile
     disown(*self, sig);                         // this re-attach hands over to the reader
     if (!s) {
@@ -264,7 +265,7 @@ private:
         auto s = s_;
         auto t = target(*s, "process.write");
         if (!t) co_return t.error();
-        co_return co_await s->core->client->send_stdin(*t, pid_selector(s->pid), std::move(bytes));
+        co_return co_await s->core->client->async_send_stdin(*t, pid_selector(s->pid), std::move(bytes));
     }
 
     asio::awaitable<result<void>> close_stdin()
@@ -272,7 +273,7 @@ private:
         auto s = s_;
         auto t = target(*s, "process.close_stdin");
         if (!t) co_return t.error();
-        co_return co_await s->core->client->close_stdin(*t, pid_selector(s->pid));
+        co_return co_await s->core->client->async_close_stdin(*t, pid_selector(s->pid));
     }
 
     asio::awaitable<result<void>> signal(process_signal sig)
@@ -281,7 +282,7 @@ private:
         auto t = target(*s, "process.signal");
         if (!t) co_return t.error();
         if (sig == process_signal::sigkill) s->core->transition([&](sandbox_fsm& f) { f.kill_sent(s->key); });
-        co_return co_await s->core->client->send_signal(*t, pid_selector(s->pid), sig);
+        co_return co_await s->core->client->async_send_signal(*t, pid_selector(s->pid), sig);
     }
 
     asio::awaitable<result<void>> kill()
@@ -293,7 +294,7 @@ private:
         auto t = target(*s, "process.kill");
         if (!t) co_return t.error();
         core.transition([&](sandbox_fsm& f) { f.kill_sent(s->key); });
-        auto k = co_await core.client->send_signal(*t, pid_selector(s->pid), process_signal::sigkill);
+        auto k = co_await core.client->async_send_signal(*t, pid_selector(s->pid), process_signal::sigkill);
         if (!k && k.error() != errc::not_found) {
             core.transition([&](sandbox_fsm& f) { f.kill_failed(s->key); });
             co_return k.error();

@@ -43,7 +43,7 @@ asio::awaitable<void> pump_keys(std::shared_ptr<session> s, std::shared_ptr<stdi
     while (!s->done) {
         auto keys = co_await in->read();
         if (!keys || s->done) co_return;  // end of input: the shell keeps running until it exits
-        auto r = co_await e2b::async_send_pty_input(*s->client, s->target, s->shell, std::move(*keys));
+        auto r = co_await s->client->async_send_pty_input(s->target, s->shell, std::move(*keys));
         if (!r) co_return;  // the shell is gone; its end event says how
     }
 }
@@ -59,11 +59,11 @@ asio::awaitable<void> watch_signals(std::shared_ptr<session> s, std::shared_ptr<
             auto size = terminal_size(0);
             if (!size) size = terminal_size(1);
             if (!size) continue;
-            auto r = co_await e2b::async_resize_pty(*s->client, s->target, s->shell, *size);
+            auto r = co_await s->client->async_resize_pty(s->target, s->shell, *size);
             if (!r && r.error() != errc::not_found)
                 fail(exit_vendor, "connect: resize failed: " + r.error().to_string());
         } else {
-            auto r = co_await e2b::async_kill_pty(*s->client, s->target, s->shell);
+            auto r = co_await s->client->async_kill_pty(s->target, s->shell);
             if (!r && r.error() != errc::not_found)
                 fail(exit_vendor, "connect: could not end the shell: " + r.error().to_string());
         }
@@ -83,7 +83,7 @@ asio::awaitable<int> connect(std::shared_ptr<e2b::client> c, connect_options o)
     p.user = o.user;
     if (auto size = terminal_size(0)) p.size = *size;
     auto ex = co_await asio::this_coro::executor;
-    auto stream = co_await e2b::async_start_pty(*c, *t.target, p);
+    auto stream = co_await c->async_start_pty(*t.target, p);
     if (!stream) co_return report("connect", stream.error());
 
     auto s = std::make_shared<session>(session{c, *t.target, {}, false});

@@ -36,7 +36,7 @@ void add_create_command(CLI::App& app, run_state& st)
         st.exit = run_with_client("create",
                                   [params, format = o->format](std::shared_ptr<e2b::client> c) -> asio::awaitable<int> {
                                       auto p = params;
-                                      auto h = co_await c->create_sandbox(p);
+                                      auto h = co_await c->async_create_sandbox(p);
                                       if (!h) co_return report("create", h.error());
                                       if (format == output_format::json) {
                                           // The envd access token is a secret: never printed.

@@ -61,7 +61,7 @@ asio::awaitable<void> forward_pending(std::shared_ptr<e2b::client> c, e2b::envd_
         sel.pid = *st->pid;
         auto const sig = st->forwarded == 0 ? process_signal::sigterm : process_signal::sigkill;
         ++st->forwarded;  // before the wait: a concurrent call sends the next one
-        auto r = co_await c->send_signal(target, sel, sig);
+        auto r = co_await c->async_send_signal(target, sel, sig);
         if (!r) fail(exit_vendor, "exec: could not forward the signal: " + r.error().to_string());
     }
 }
@@ -87,10 +87,10 @@ asio::awaitable<void> pump_stdin(std::shared_ptr<e2b::client> c, e2b::envd_targe
     for (;;) {
         auto chunk = co_await in->read();
         if (!chunk) break;
-        auto r = co_await c->send_stdin(target, sel, std::move(*chunk));
+        auto r = co_await c->async_send_stdin(target, sel, std::move(*chunk));
         if (!r) co_return;  // the command ended (or stopped reading): its end event says how
     }
-    auto r = co_await c->close_stdin(target, sel);
+    auto r = co_await c->async_close_stdin(target, sel);
     if (!r && r.error() != errc::not_found)
         fail(exit_vendor, "exec: could not close the command's stdin: " + r.error().to_string());
 }
@@ -134,7 +134,7 @@ asio::awaitable<int> exec(std::shared_ptr<e2b::client> c, exec_options a)
     p.user = a.user;
     p.stdin = forward_stdin;
     p.timeout = std::chrono::milliseconds(0);  // no deadline: the command runs as long as it needs
-    auto s = co_await c->start_process(target, p);
+    auto s = co_await c->async_start_process(target, p);
     if (!s) co_return report("exec", s.error());
     // Ctrl-C (or SIGTERM) stops the remote command too: SIGTERM first, SIGKILL
     // on the second signal. The command ran without a deadline, so leaving it

@@ -114,7 +114,7 @@ asio::awaitable<int> get(std::shared_ptr<e2b::client> c, get_options o)
     result<std::string> data;
     {
         transfer_status status(ex, "downloading " + o.remote);
-        data = co_await c->read_file(*t.target, o.remote);
+        data = co_await c->async_read_file(*t.target, o.remote);
     }
     if (!data) co_return report("files get", data.error());
     if (o.local == "-") {
@@ -151,7 +151,7 @@ asio::awaitable<int> put(std::shared_ptr<e2b::client> c, put_options o)
     result<e2b::entry_info> r;
     {
         transfer_status status(ex, "uploading " + human_bytes(data.size()) + " to " + o.remote);
-        r = co_await c->write_file(*t.target, o.remote, std::move(data));
+        r = co_await c->async_write_file(*t.target, o.remote, std::move(data));
     }
     if (!r) co_return report("files put", r.error());
     co_return exit_ok;
@@ -167,7 +167,7 @@ asio::awaitable<int> ls(std::shared_ptr<e2b::client> c, ls_options o)
 {
     auto t = co_await running_target(*c, "files ls", o.sandbox);
     if (!t.target) co_return t.exit;
-    auto r = co_await c->list_dir(*t.target, o.path, o.depth);
+    auto r = co_await c->async_list_dir(*t.target, o.path, o.depth);
     if (!r) co_return report("files ls", r.error());
     if (o.format == output_format::json) {
         json::array out;

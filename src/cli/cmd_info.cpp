@@ -76,7 +76,7 @@ void add_info(CLI::App& app, run_state& st)
     cmd->callback([o, &st] {
         st.exit = run_with_client("info", [o = *o](std::shared_ptr<e2b::client> c) -> asio::awaitable<int> {
             auto sandbox = o.sandbox;
-            auto r = co_await c->get_sandbox_info(sandbox);
+            auto r = co_await c->async_get_sandbox_info(sandbox);
             if (!r) co_return report("info", r.error());
             if (o.format == output_format::json) {
                 print_json(to_json(*r));
@@ -135,7 +135,7 @@ void add_list(CLI::App& app, run_state& st)
                 if (page == max_pages)
                     co_return report("list", error(errc::limit_exceeded, "the server sent more than " +
                                                                              std::to_string(max_pages) + " pages"));
-                auto r = co_await c->list_sandboxes(p);
+                auto r = co_await c->async_list_sandboxes(p);
                 if (!r) co_return report("list", r.error());
                 for (auto& s : r->sandboxes) all.push_back(std::move(s));
                 if (!r->next_token || (o.limit > 0 && all.size() >= o.limit)) break;

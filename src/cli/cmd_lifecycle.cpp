@@ -23,7 +23,7 @@ void add_pause(CLI::App& app, run_state& st)
         st.exit = run_with_client("pause", [o = *o](std::shared_ptr<e2b::client> c) -> asio::awaitable<int> {
             auto sandbox = o.sandbox;
             bool const memory = !o.no_memory;
-            auto r = co_await c->pause_sandbox(sandbox, memory);
+            auto r = co_await c->async_pause_sandbox(sandbox, memory);
             if (!r) co_return report("pause", r.error());
             using k = e2b::pause_reply::kind;
             switch (r->outcome) {
@@ -58,7 +58,7 @@ void add_resume(CLI::App& app, run_state& st)
     cmd->callback([o, &st] {
         st.exit = run_with_client("resume", [o = *o](std::shared_ptr<e2b::client> c) -> asio::awaitable<int> {
             auto sandbox = o.sandbox;
-            auto r = co_await c->connect_sandbox(sandbox, std::chrono::seconds(o.timeout));
+            auto r = co_await c->async_connect_sandbox(sandbox, std::chrono::seconds(o.timeout));
             if (!r) co_return report("resume", r.error());
             std::cout << (r->outcome == e2b::connect_result::kind::resumed ? "resumed" : "already running")
                       << std::endl;
@@ -73,7 +73,7 @@ asio::awaitable<int> kill_each(e2b::client& c, std::vector<std::string> ids)
     int rc = exit_ok;
     for (auto const& id : ids) {
         auto sandbox = id;
-        auto r = co_await c.kill_sandbox(sandbox);
+        auto r = co_await c.async_kill_sandbox(sandbox);
         if (!r) {
             rc = report("kill", r.error());
             continue;
@@ -114,7 +114,7 @@ void add_kill(CLI::App& app, run_state& st)
             p.states = {e2b::sandbox_state::running, e2b::sandbox_state::paused};
             std::vector<std::string> found;
             for (int page = 0; page < 10000; ++page) {
-                auto r = co_await c->list_sandboxes(p);
+                auto r = co_await c->async_list_sandboxes(p);
                 if (!r) co_return report("kill", r.error());
                 for (auto const& s : r->sandboxes) found.push_back(s.sandbox_id);
                 if (!r->next_token) break;

@@ -25,7 +25,7 @@ struct metrics_options {
 asio::awaitable<int> metrics(std::shared_ptr<e2b::client> c, metrics_options o)
 {
     e2b::metrics_params p{o.start, o.end};
-    auto r = co_await e2b::async_get_sandbox_metrics(*c, o.sandbox, p);
+    auto r = co_await c->async_get_sandbox_metrics(o.sandbox, p);
     if (!r) co_return report("metrics", r.error());
     if (o.format == output_format::json) {
         json::array out;

@@ -82,7 +82,7 @@ int run_with_client(std::string_view cmd, std::function<asio::awaitable<int>(std
 
 asio::awaitable<target_or_exit> running_target(e2b::client& c, std::string cmd, std::string sandbox_id)
 {
-    auto info = co_await c.get_sandbox_info(sandbox_id);
+    auto info = co_await c.async_get_sandbox_info(sandbox_id);
     if (!info) co_return target_or_exit{std::nullopt, report(cmd, info.error())};
     if (info->state == e2b::sandbox_state::paused)
         co_return target_or_exit{

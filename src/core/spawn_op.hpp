@@ -1,8 +1,9 @@
 // The one bridge from a public do_x(args..., completion_handler<T>) to the
-// adapter's internal coroutines: co_spawn the body on the object's executor
-// and complete the type-erased handler with its result.
-#ifndef PRISM_E2B_ADAPTER_SPAWN_OP_HPP
-#define PRISM_E2B_ADAPTER_SPAWN_OP_HPP
+// library's internal coroutines (the adapter, the real client,
+// coroutine_client): co_spawn the body on the object's executor and complete
+// the type-erased handler with its result.
+#ifndef PRISM_E2B_CORE_SPAWN_OP_HPP
+#define PRISM_E2B_CORE_SPAWN_OP_HPP
 
 #include <prism_e2b/async.hpp>
 #include <prism_e2b/error.hpp>
@@ -11,6 +12,8 @@
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <exception>
 #include <utility>
@@ -33,8 +36,22 @@ struct spawn_completion {
 
     void operator()(std::exception_ptr e, result<T> r)
     {
-        if (e) r = error(errc::server_error, "internal error: an exception escaped the operation", {});
+        if (e) r = escaped(e);
         std::move(handler)(std::move(r));
+    }
+
+    /// A coroutine cancelled where it awaits with throw_if_cancelled (Asio's
+    /// default) throws operation_aborted: that is the cancellation, not a fault.
+    static error escaped(std::exception_ptr e)
+    {
+        try {
+            std::rethrow_exception(e);
+        } catch (boost::system::system_error const& se) {
+            if (se.code() == boost::asio::error::operation_aborted)
+                return error(errc::cancelled, "the operation was cancelled", {});
+        } catch (...) {
+        }
+        return error(errc::server_error, "internal error: an exception escaped the operation", {});
     }
 };
 

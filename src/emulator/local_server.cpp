@@ -151,6 +151,7 @@ struct server::impl {
     bool started = false;
     bool stopped = false;
     std::shared_ptr<asio::steady_timer> reaper;
+    std::unique_ptr<fault_injector> faults;  ///< the public face of st->faults
 };
 
 server::server(asio::any_io_executor ex, server_options opts) : impl_(std::make_shared<impl>())
@@ -158,6 +159,7 @@ server::server(asio::any_io_executor ex, server_options opts) : impl_(std::make_
     impl_->st = std::make_shared<server_state>();
     impl_->st->ex = ex;
     impl_->st->opts = std::move(opts);
+    impl_->faults.reset(new fault_injector(impl_->st->faults));  // private constructor: no make_unique
 }
 
 server::~server() { stop(); }
@@ -451,7 +453,7 @@ std::string server::api_url() const
 
 std::string server::sandbox_url() const { return api_url(); }
 
-fault_injector& server::faults() noexcept { return impl_->st->faults; }
+fault_injector& server::faults() noexcept { return *impl_->faults; }
 
 std::uint32_t server::peak_concurrent_execs(std::string const& sandbox_id) const
 {

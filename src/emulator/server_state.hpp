@@ -9,6 +9,7 @@
 #include "emulator/envd_proxy.hpp"
 #include "emulator/envd_watch.hpp"
 #include "emulator/gvisor_engine.hpp"
+#include "emulator/fault_switches.hpp"
 #include "emulator/http_message.hpp"
 #include "emulator/namespaces_engine.hpp"
 #include "emulator/process_runner.hpp"
@@ -120,7 +121,7 @@ struct sandbox {
 struct server_state : std::enable_shared_from_this<server_state> {
     boost::asio::any_io_executor ex;
     server_options opts;
-    fault_injector faults;
+    detail::fault_switches faults;
     std::filesystem::path state_dir;
     bool owns_state_dir = false;
     unique_fd state_lock;          ///< flock on state_dir/server.lock, held while the server runs

@@ -3,7 +3,7 @@
 #ifndef PRISM_E2B_WIRE_CLIENT_IMPL_HPP
 #define PRISM_E2B_WIRE_CLIENT_IMPL_HPP
 
-#include <prism_e2b/e2b/client.hpp>
+#include <prism_e2b/e2b/coroutine_client.hpp>
 
 #include "core/async_semaphore.hpp"
 #include "wire/exchange.hpp"
@@ -14,13 +14,6 @@
 #include <optional>
 #include <string>
 
-namespace prism_e2b::e2b {
-struct pty_start_params;
-struct pty_size;
-struct metrics_params;
-struct sandbox_metric;
-}  // namespace prism_e2b::e2b
-
 namespace prism_e2b::wire {
 
 inline constexpr std::string_view envd_port = "49983";
@@ -28,13 +21,18 @@ inline constexpr std::string_view envd_port = "49983";
 inline constexpr std::chrono::seconds stream_keepalive_interval{50};
 
 /// Every call goes through `stub_`: the retry decorator over the transport.
+/// Each operation is a coroutine (coroutine_client runs it through spawn_op);
+/// the optional ones (terminals, metrics) override client's do_x the same way.
 /// Thread safety: every member may be called concurrently; the object holds
 /// only immutable configuration plus the thread-safe transport and semaphore.
-class client_impl final : public e2b::client {
+class client_impl final : public e2b::coroutine_client {
 public:
     client_impl(boost::asio::any_io_executor ex, e2b::resolved_client_options opts,
                 std::shared_ptr<http_transport> transport, origin api, std::optional<origin> sandbox);
 
+    http_transport& transport() noexcept { return *transport_; }
+
+protected:
     // control plane
     boost::asio::awaitable<result<e2b::sandbox_handle>> create_sandbox(e2b::create_sandbox_params params) override;
     boost::asio::awaitable<result<e2b::connect_result>> connect_sandbox(std::string sandbox_id,
@@ -71,27 +69,28 @@ public:
     boost::asio::awaitable<result<void>> remove(e2b::envd_target target, std::string path) override;
     boost::asio::awaitable<result<bool>> health(e2b::envd_target target) override;
 
-    // envd: terminals (envd_pty.cpp), reached through e2b/pty.hpp
-    boost::asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> start_pty(e2b::envd_target target,
-                                                                                         e2b::pty_start_params params);
+    // envd: terminals (envd_pty.cpp)
+    void do_start_pty(e2b::envd_target target, e2b::pty_start_params params,
+                      completion_handler<e2b::pty_stream> h) override;
+    void do_send_pty_input(e2b::envd_target target, e2b::process_selector selector, std::string bytes,
+                           completion_handler<void> h) override;
+    void do_resize_pty(e2b::envd_target target, e2b::process_selector selector, e2b::pty_size size,
+                       completion_handler<void> h) override;
+    // control plane: metrics (control_metrics.cpp)
+    void do_get_sandbox_metrics(std::string sandbox_id, e2b::metrics_params params,
+                                completion_handler<std::vector<e2b::sandbox_metric>> h) override;
+    // envd: filesystem.Filesystem/WatchDir (watch_stream.cpp)
+    void do_watch_dir(e2b::envd_target target, e2b::watch_dir_params params,
+                      completion_handler<std::unique_ptr<e2b::watch_event_stream>> h) override;
+
+private:
+    boost::asio::awaitable<result<e2b::pty_stream>> start_pty(e2b::envd_target target, e2b::pty_start_params params);
     boost::asio::awaitable<result<void>> send_pty_input(e2b::envd_target target, e2b::process_selector selector,
                                                         std::string bytes);
     boost::asio::awaitable<result<void>> resize_pty(e2b::envd_target target, e2b::process_selector selector,
                                                     e2b::pty_size size);
-    // control plane: metrics (control_metrics.cpp), reached through e2b/metrics.hpp
     boost::asio::awaitable<result<std::vector<e2b::sandbox_metric>>> get_sandbox_metrics(std::string sandbox_id,
                                                                                          e2b::metrics_params params);
-    boost::asio::any_io_executor const& executor() const noexcept { return ex_; }
-
-protected:
-    // -- adapter14: filesystem.Filesystem/WatchDir (watch_stream.cpp) --------
-    void do_watch_dir(e2b::envd_target target, e2b::watch_dir_params params,
-                      completion_handler<std::unique_ptr<e2b::watch_event_stream>> h) override;
-
-public:
-    http_transport& transport() noexcept { return *transport_; }
-
-private:
     /// One control-plane request with retries; errors are transport errors only.
     boost::asio::awaitable<result<http_response>> api_call(std::string method, std::string target,
                                                            std::optional<std::string> body, bool idempotent);
@@ -122,7 +121,6 @@ private:
     call_options call(bool idempotent, std::size_t max_reply) const;
     call_options call(bool idempotent) const { return call(idempotent, opts_.raw.max_response_bytes); }
 
-    boost::asio::any_io_executor ex_;
     e2b::resolved_client_options opts_;
     std::shared_ptr<http_transport> transport_;
     std::shared_ptr<exchange> stub_;

@@ -1,11 +1,9 @@
 // GET /sandboxes/{id}/metrics (e2b/metrics.hpp): the query, the SandboxMetric
 // array parsed strictly (a field of the wrong type is a protocol error, never
-// a silent 0), and the completion-token entry point.
-#include <prism_e2b/e2b/metrics.hpp>
-
+// a silent 0).
+#include "core/spawn_op.hpp"
 #include "wire/client_impl.hpp"
 #include "wire/error_map.hpp"
-#include "wire/launch.hpp"
 #include "wire/rest_json.hpp"
 
 #include <boost/json.hpp>
@@ -82,17 +80,10 @@ asio::awaitable<result<std::vector<e2b::sandbox_metric>>> client_impl::get_sandb
     co_return m;
 }
 
-}  // namespace prism_e2b::wire
-
-namespace prism_e2b::e2b::detail {
-
-void get_sandbox_metrics(client& c, std::string sandbox_id, metrics_params params,
-                         asio::any_completion_handler<void(result<std::vector<sandbox_metric>>)> handler)
+void client_impl::do_get_sandbox_metrics(std::string sandbox_id, e2b::metrics_params params,
+                                         completion_handler<std::vector<e2b::sandbox_metric>> h)
 {
-    wire::launch<std::vector<sandbox_metric>>(c, "sandbox metrics", std::move(handler),
-                                              [id = std::move(sandbox_id), params](wire::client_impl& impl) mutable {
-                                                  return impl.get_sandbox_metrics(std::move(id), params);
-                                              });
+    prism_e2b::detail::spawn_op(get_executor(), get_sandbox_metrics(std::move(sandbox_id), params), std::move(h));
 }
 
-}  // namespace prism_e2b::e2b::detail
+}  // namespace prism_e2b::wire

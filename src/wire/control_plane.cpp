@@ -12,7 +12,7 @@ namespace prism_e2b::wire {
 
 client_impl::client_impl(asio::any_io_executor ex, e2b::resolved_client_options opts,
                          std::shared_ptr<http_transport> transport, origin api, std::optional<origin> sandbox)
-    : ex_(std::move(ex)),
+    : coroutine_client(std::move(ex)),
       opts_(std::move(opts)),
       transport_(std::move(transport)),
       stub_(make_retrying(transport_)),

@@ -1,11 +1,9 @@
 // Terminals (e2b/pty.hpp): process.Process/Start with a pty, SendInput's
-// input.pty, Update's pty.size, and the completion-token entry points.
+// input.pty and Update's pty.size.
 // The request bodies extend protojson's Start and selector messages.
-#include <prism_e2b/e2b/pty.hpp>
-
+#include "core/spawn_op.hpp"
 #include "protocol/base64.hpp"
 #include "wire/client_impl.hpp"
-#include "wire/launch.hpp"
 #include "wire/protojson.hpp"
 
 #include <boost/json.hpp>
@@ -90,56 +88,23 @@ asio::awaitable<result<void>> client_impl::resize_pty(e2b::envd_target target, e
     co_return result<void>{};
 }
 
+void client_impl::do_start_pty(e2b::envd_target target, e2b::pty_start_params params,
+                               completion_handler<e2b::pty_stream> h)
+{
+    prism_e2b::detail::spawn_op(get_executor(), start_pty(std::move(target), std::move(params)), std::move(h));
+}
+
+void client_impl::do_send_pty_input(e2b::envd_target target, e2b::process_selector selector, std::string bytes,
+                                    completion_handler<void> h)
+{
+    prism_e2b::detail::spawn_op(get_executor(),
+                                send_pty_input(std::move(target), std::move(selector), std::move(bytes)), std::move(h));
+}
+
+void client_impl::do_resize_pty(e2b::envd_target target, e2b::process_selector selector, e2b::pty_size size,
+                                completion_handler<void> h)
+{
+    prism_e2b::detail::spawn_op(get_executor(), resize_pty(std::move(target), std::move(selector), size), std::move(h));
+}
+
 }  // namespace prism_e2b::wire
-
-namespace prism_e2b::e2b::detail {
-
-using wire::launch;
-
-void start_pty(client& c, envd_target target, pty_start_params params,
-               asio::any_completion_handler<void(result<pty_stream>)> handler)
-{
-    launch<pty_stream>(c, "process.Start", std::move(handler),
-                       [t = std::move(target), p = std::move(params)](wire::client_impl& impl) mutable {
-                           return impl.start_pty(std::move(t), std::move(p));
-                       });
-}
-
-void send_pty_input(client& c, envd_target target, process_selector selector, std::string bytes,
-                    asio::any_completion_handler<void(result<void>)> handler)
-{
-    launch<void>(
-        c, "process.SendInput", std::move(handler),
-        [t = std::move(target), s = std::move(selector), b = std::move(bytes)](wire::client_impl& impl) mutable {
-            return impl.send_pty_input(std::move(t), std::move(s), std::move(b));
-        });
-}
-
-void resize_pty(client& c, envd_target target, process_selector selector, pty_size size,
-                asio::any_completion_handler<void(result<void>)> handler)
-{
-    launch<void>(c, "process.Update", std::move(handler),
-                 [t = std::move(target), s = std::move(selector), size](wire::client_impl& impl) mutable {
-                     return impl.resize_pty(std::move(t), std::move(s), size);
-                 });
-}
-
-void kill_pty(client& c, envd_target target, process_selector selector,
-              asio::any_completion_handler<void(result<void>)> handler)
-{
-    launch<void>(c, "process.SendSignal", std::move(handler),
-                 [t = std::move(target), s = std::move(selector)](wire::client_impl& impl) mutable {
-                     return impl.send_signal(std::move(t), std::move(s), process_signal::sigkill);
-                 });
-}
-
-void connect_pty(client& c, envd_target target, process_selector selector,
-                 asio::any_completion_handler<void(result<pty_stream>)> handler)
-{
-    launch<pty_stream>(c, "process.Connect", std::move(handler),
-                       [t = std::move(target), s = std::move(selector)](wire::client_impl& impl) mutable {
-                           return impl.connect_process(std::move(t), std::move(s), std::chrono::milliseconds(0));
-                       });
-}
-
-}  // namespace prism_e2b::e2b::detail

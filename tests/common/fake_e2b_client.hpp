@@ -6,7 +6,7 @@
 #ifndef PRISM_E2B_TESTS_COMMON_FAKE_E2B_CLIENT_HPP
 #define PRISM_E2B_TESTS_COMMON_FAKE_E2B_CLIENT_HPP
 
-#include <prism_e2b/e2b/client.hpp>
+#include <prism_e2b/e2b/coroutine_client.hpp>
 #include <prism_e2b/redactor.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -54,8 +54,11 @@ inline e2b::process_event stderr_event(std::string bytes)
 }
 
 /// Thread safety: every member may be called concurrently (one mutex).
-class fake_e2b_client final : public e2b::client {
+/// Its coroutines run on the executor it is constructed with.
+class fake_e2b_client final : public e2b::coroutine_client {
 public:
+    explicit fake_e2b_client(boost::asio::any_io_executor ex) : coroutine_client(std::move(ex)) {}
+
     struct fake_process {
         std::uint32_t pid = 0;
         std::string sandbox_id;

@@ -18,12 +18,15 @@
 
 namespace prism_e2b::test {
 
-/// Runs `make(executor)`'s awaitable on an io_context driven by `threads`
-/// threads; fails the test (throws) when it has not finished within `timeout`.
+/// Runs `make(executor)`'s awaitable on `ioc` (restarted first) driven by
+/// `threads` threads; fails the test (throws) when it has not finished within
+/// `timeout`. For tests whose objects need the executor before the coroutine
+/// runs (a fake client constructed with it).
 template <class MakeAwaitable>
-auto run_coro(MakeAwaitable make, std::chrono::milliseconds timeout = std::chrono::seconds(60), int threads = 1)
+auto run_coro(boost::asio::io_context& ioc, MakeAwaitable make,
+              std::chrono::milliseconds timeout = std::chrono::seconds(60), int threads = 1)
 {
-    boost::asio::io_context ioc(threads);
+    ioc.restart();
     auto fut = boost::asio::co_spawn(ioc, make(ioc.get_executor()), boost::asio::use_future);
     std::vector<std::thread> pool;
     for (int i = 1; i < threads; ++i) pool.emplace_back([&] { ioc.run(); });
@@ -39,6 +42,15 @@ auto run_coro(MakeAwaitable make, std::chrono::milliseconds timeout = std::chron
     ioc.stop();
     for (auto& t : pool) t.join();
     return fut.get();
+}
+
+/// Runs `make(executor)`'s awaitable on a fresh io_context driven by `threads`
+/// threads; fails the test (throws) when it has not finished within `timeout`.
+template <class MakeAwaitable>
+auto run_coro(MakeAwaitable make, std::chrono::milliseconds timeout = std::chrono::seconds(60), int threads = 1)
+{
+    boost::asio::io_context ioc(threads);
+    return run_coro(ioc, std::move(make), timeout, threads);
 }
 
 }  // namespace prism_e2b::test

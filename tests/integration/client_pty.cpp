@@ -33,7 +33,7 @@ asio::awaitable<std::pair<std::shared_ptr<e2b::client>, e2b::sandbox_handle>> ne
     auto c = client_for(srv, ex);
     BOOST_REQUIRE(c);
     e2b::create_sandbox_params cp;
-    auto h = co_await (*c)->create_sandbox(cp);
+    auto h = co_await (*c)->async_create_sandbox(cp);
     BOOST_REQUIRE(h);
     co_return std::pair{*c, *h};
 }
@@ -70,7 +70,7 @@ BOOST_AUTO_TEST_CASE(start_input_resize_connect_kill)
         p.process = {"/bin/sh", {"-c", "stty size; read line; echo got-$line; stty size; read x; echo never"}, {}, {}};
         p.size = {50, 20};
         p.tag = "term-1";
-        auto s = co_await e2b::async_start_pty(*c, target, p);
+        auto s = co_await c->async_start_pty(target, p);
         BOOST_REQUIRE_MESSAGE(s, s.error().to_string());
         auto first = co_await (*s)->next();
         BOOST_REQUIRE(first && *first);
@@ -83,9 +83,9 @@ BOOST_AUTO_TEST_CASE(start_input_resize_connect_kill)
         BOOST_TEST(co_await read_until(**s, "20 50", seen), seen);  // rows cols, as Start asked
         // Resize before the line: the second stty answers the new size.
         e2b::pty_size const bigger{120, 40};
-        auto rs = co_await e2b::async_resize_pty(*c, target, sel, bigger);
+        auto rs = co_await c->async_resize_pty(target, sel, bigger);
         BOOST_TEST(rs.has_value(), (rs ? "" : rs.error().to_string()));
-        auto in = co_await e2b::async_send_pty_input(*c, target, sel, std::string("abc\r"));
+        auto in = co_await c->async_send_pty_input(target, sel, std::string("abc\r"));
         BOOST_TEST(in.has_value(), (in ? "" : in.error().to_string()));
         BOOST_TEST(co_await read_until(**s, "got-abc", seen), seen);
         BOOST_TEST(co_await read_until(**s, "40 120", seen), seen);
@@ -93,18 +93,18 @@ BOOST_AUTO_TEST_CASE(start_input_resize_connect_kill)
         // Re-attach by tag while the first stream is still open, then kill.
         e2b::process_selector by_tag;
         by_tag.tag = "term-1";
-        auto again = co_await e2b::async_connect_pty(*c, target, by_tag);
+        auto again = co_await c->async_connect_pty(target, by_tag);
         BOOST_REQUIRE_MESSAGE(again, again.error().to_string());
-        auto k = co_await e2b::async_kill_pty(*c, target, sel);
+        auto k = co_await c->async_kill_pty(target, sel);
         BOOST_TEST(k.has_value());
         std::optional<e2b::end_event> end;
         std::string rest;
         BOOST_TEST(!co_await read_until(**again, "never", rest, &end));
         BOOST_REQUIRE(end);
         BOOST_TEST(!end->exited);  // killed, not exited
-        auto gone = co_await e2b::async_kill_pty(*c, target, sel);
+        auto gone = co_await c->async_kill_pty(target, sel);
         BOOST_TEST((!gone && gone.error() == errc::not_found));
-        co_await c->kill_sandbox(h.sandbox_id);
+        co_await c->async_kill_sandbox(h.sandbox_id);
     });
 }
 
@@ -117,14 +117,14 @@ BOOST_AUTO_TEST_CASE(bad_sizes_are_refused_before_any_request)
         for (auto size : {e2b::pty_size{0, 24}, e2b::pty_size{80, 0}, e2b::pty_size{1001, 24}}) {
             e2b::pty_start_params p;
             p.size = size;
-            auto s = co_await e2b::async_start_pty(*c, target, p);
+            auto s = co_await c->async_start_pty(target, p);
             BOOST_TEST((!s && s.error() == errc::invalid_argument));
             e2b::process_selector sel;
             sel.pid = 1;
-            auto r = co_await e2b::async_resize_pty(*c, target, sel, size);
+            auto r = co_await c->async_resize_pty(target, sel, size);
             BOOST_TEST((!r && r.error() == errc::invalid_argument));
         }
-        co_await c->kill_sandbox(h.sandbox_id);
+        co_await c->async_kill_sandbox(h.sandbox_id);
     });
 }
 
@@ -140,7 +140,7 @@ BOOST_AUTO_TEST_CASE(any_completion_token_and_other_clients)
     std::optional<result<void>> got;
     e2b::process_selector sel;
     sel.pid = 4242;
-    e2b::async_resize_pty(**c, t, sel, e2b::pty_size{80, 24}, [&](result<void> r) { got = std::move(r); });
+    (*c)->async_resize_pty(t, sel, e2b::pty_size{80, 24}, [&](result<void> r) { got = std::move(r); });
     BOOST_TEST(!got.has_value());  // never inside the initiating call
     ioc.run();
     BOOST_REQUIRE(got.has_value());
@@ -148,8 +148,8 @@ BOOST_AUTO_TEST_CASE(any_completion_token_and_other_clients)
 
     // A client other than make_client()'s: unsupported, through a future this time.
     ioc.restart();
-    fake_e2b_client fake;
-    auto fut = e2b::async_start_pty(fake, t, e2b::pty_start_params{}, asio::bind_executor(ioc, asio::use_future));
+    fake_e2b_client fake(ioc.get_executor());
+    auto fut = fake.async_start_pty(t, e2b::pty_start_params{}, asio::bind_executor(ioc, asio::use_future));
     ioc.run();
     auto r = fut.get();
     BOOST_TEST((!r && r.error() == errc::unsupported));

@@ -4,92 +4,394 @@
 
 #include <prism_e2b/async.hpp>
 #include <prism_e2b/e2b/client_options.hpp>
+#include <prism_e2b/e2b/metrics.hpp>
+#include <prism_e2b/e2b/pty.hpp>
 #include <prism_e2b/e2b/types.hpp>
 #include <prism_e2b/e2b/watch.hpp>
 #include <prism_e2b/error.hpp>
 #include <prism_e2b/export.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace prism_e2b::e2b {
 
 /// Every E2B call the SDK makes: the control plane (REST) and envd (Connect-RPC
 /// and plain HTTP). make_client() returns the real implementation; hosts and
-/// tests may inject their own.
+/// tests may inject their own, usually by deriving from coroutine_client.
+///
+/// Every operation is `async_x(args..., token)` in the universal async model
+/// (<prism_e2b/async.hpp>): it completes with `void(result<T>)` on any
+/// completion token; the default token makes `co_await c->async_x(...)` yield
+/// `result<T>` (never throwing). Each public template forwards to a protected
+/// virtual `do_x(args..., completion_handler<T>)` that implementations override.
 ///
 /// Errors: vendor statuses map to errc (401 unauthenticated, 404 not_found, 409
 /// conflict, 429 rate_limited after retries, 503 service_busy, other 5xx
-/// server_error); transport errors pass through. Every message is redacted.
-/// Per-operation cancellation: terminal, on every call; the result is then
-/// errc::cancelled.
-/// Thread safety: all members may be called concurrently.
+/// server_error); transport errors pass through; every message is redacted.
+/// The errors an operation adds are in its comment.
+///
+/// Per-operation cancellation: terminal on every operation (bind a slot to the
+/// token); the operation then completes with errc::cancelled. Whether the
+/// vendor acted on a mutating request before the cancellation is unknown: each
+/// comment says what may have happened.
+///
+/// Completion: on the handler's associated executor, else the client's
+/// (coroutine_client's executor). The errc::unsupported defaults of the
+/// optional operations complete through the handler's associated executor.
+/// Thread safety: every operation may be started concurrently from any thread.
+/// Lifetimes: arguments are copied before the operation starts; the client
+/// must outlive its operations (and the streams it returns).
 class PRISM_E2B_API client {
 public:
-    virtual ~client() = default;
+    virtual ~client();
 
-    // -- control plane ------------------------------------------------------
-    virtual boost::asio::awaitable<result<sandbox_handle>> create_sandbox(
-        create_sandbox_params params) = 0;  ///< POST /sandboxes: starts a sandbox
-    /// Resumes a paused sandbox or extends a running one's timeout.
-    virtual boost::asio::awaitable<result<connect_result>> connect_sandbox(std::string sandbox_id,
-                                                                           std::chrono::seconds timeout) = 0;
-    virtual boost::asio::awaitable<result<pause_reply>> pause_sandbox(
-        std::string sandbox_id, bool memory) = 0;  ///< POST /sandboxes/{id}/pause; `memory` keeps the processes' memory
-                                                   ///< (else the filesystem only)
-    /// True when killed, false when it was already gone (404).
-    virtual boost::asio::awaitable<result<bool>> kill_sandbox(std::string sandbox_id) = 0;
-    virtual boost::asio::awaitable<result<sandbox_info>> get_sandbox_info(
-        std::string sandbox_id) = 0;  ///< GET /sandboxes/{id}
-    virtual boost::asio::awaitable<result<sandbox_page>> list_sandboxes(
-        list_params params) = 0;  ///< GET /v2/sandboxes: one page
-    virtual boost::asio::awaitable<result<void>> set_sandbox_timeout(
-        std::string sandbox_id,
-        std::chrono::seconds timeout) = 0;  ///< POST /sandboxes/{id}/timeout: the sandbox ends `timeout` from now
+    // -- control plane (REST) --------------------------------------------------
+    /// POST /sandboxes: starts a sandbox from `params.template_id`.
+    /// Errors: errc::not_found (unknown template), errc::rate_limited (429 after retries),
+    /// errc::invalid_argument (400). The handle's access token is registered with the redactor.
+    /// Cancellation: terminal; a sandbox may have been created (see async_list_sandboxes).
+    template <class CompletionToken = default_completion_token>
+    auto async_create_sandbox(create_sandbox_params params, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<sandbox_handle>(
+            std::forward<CompletionToken>(token),
+            [this](create_sandbox_params a0, completion_handler<sandbox_handle> h) {
+                do_create_sandbox(std::move(a0), std::move(h));
+            },
+            std::move(params));
+    }
+    /// POST /sandboxes/{id}/connect: resumes a paused sandbox or extends a running one's
+    /// timeout to `timeout` from now. Errors: errc::not_found (unknown or killed).
+    /// Cancellation: terminal; the sandbox may have been resumed.
+    template <class CompletionToken = default_completion_token>
+    auto async_connect_sandbox(std::string sandbox_id, std::chrono::seconds timeout, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<connect_result>(
+            std::forward<CompletionToken>(token),
+            [this](std::string a0, std::chrono::seconds a1, completion_handler<connect_result> h) {
+                do_connect_sandbox(std::move(a0), a1, std::move(h));
+            },
+            std::move(sandbox_id), timeout);
+    }
+    /// POST /sandboxes/{id}/pause; `memory` keeps the processes' memory (else the filesystem
+    /// only). 404, 409 and 503 are outcomes in pause_reply, not errors.
+    /// Cancellation: terminal; the pause may have happened (look at async_get_sandbox_info).
+    template <class CompletionToken = default_completion_token>
+    auto async_pause_sandbox(std::string sandbox_id, bool memory, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<pause_reply>(
+            std::forward<CompletionToken>(token),
+            [this](std::string a0, bool a1, completion_handler<pause_reply> h) {
+                do_pause_sandbox(std::move(a0), a1, std::move(h));
+            },
+            std::move(sandbox_id), memory);
+    }
+    /// DELETE /sandboxes/{id}: true when killed, false when it was already gone (404).
+    /// Cancellation: terminal; the kill may have happened.
+    template <class CompletionToken = default_completion_token>
+    auto async_kill_sandbox(std::string sandbox_id, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<bool>(
+            std::forward<CompletionToken>(token),
+            [this](std::string a0, completion_handler<bool> h) { do_kill_sandbox(std::move(a0), std::move(h)); },
+            std::move(sandbox_id));
+    }
+    /// GET /sandboxes/{id}. Errors: errc::not_found. Cancellation: terminal, no side effect.
+    template <class CompletionToken = default_completion_token>
+    auto async_get_sandbox_info(std::string sandbox_id, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<sandbox_info>(
+            std::forward<CompletionToken>(token),
+            [this](std::string a0, completion_handler<sandbox_info> h) {
+                do_get_sandbox_info(std::move(a0), std::move(h));
+            },
+            std::move(sandbox_id));
+    }
+    /// GET /v2/sandboxes: one page (`params.next_token` continues).
+    /// Cancellation: terminal, no side effect.
+    template <class CompletionToken = default_completion_token>
+    auto async_list_sandboxes(list_params params, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<sandbox_page>(
+            std::forward<CompletionToken>(token),
+            [this](list_params a0, completion_handler<sandbox_page> h) {
+                do_list_sandboxes(std::move(a0), std::move(h));
+            },
+            std::move(params));
+    }
+    /// POST /sandboxes/{id}/timeout: the sandbox ends `timeout` from now.
+    /// Errors: errc::not_found. Cancellation: terminal; the new timeout may be set.
+    template <class CompletionToken = default_completion_token>
+    auto async_set_sandbox_timeout(std::string sandbox_id, std::chrono::seconds timeout, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<void>(
+            std::forward<CompletionToken>(token),
+            [this](std::string a0, std::chrono::seconds a1, completion_handler<void> h) {
+                do_set_sandbox_timeout(std::move(a0), a1, std::move(h));
+            },
+            std::move(sandbox_id), timeout);
+    }
+    // -- envd: process.Process -------------------------------------------------
+    /// process.Process/Start: runs a process and streams its events (the first is its
+    /// start_event with the pid). Errors: errc::unauthenticated (bad access token), errc::not_found,
+    /// errc::server_error (502: the sandbox is not running). Cancellation: terminal; the process
+    /// may have started (find it with async_list_processes). The stream is independent of the
+    /// operation: read it with next(), close() it to stop.
+    template <class CompletionToken = default_completion_token>
+    auto async_start_process(envd_target target, start_process_params params, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<std::unique_ptr<process_event_stream>>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target a0, start_process_params a1,
+                   completion_handler<std::unique_ptr<process_event_stream>> h) {
+                do_start_process(std::move(a0), std::move(a1), std::move(h));
+            },
+            std::move(target), std::move(params));
+    }
+    /// process.Process/Connect: re-attaches to a running process; its events stream from
+    /// that point on. `timeout` 0 sends no deadline. Errors: errc::not_found (gone).
+    /// Cancellation: terminal, no side effect on the process.
+    template <class CompletionToken = default_completion_token>
+    auto async_connect_process(envd_target target, process_selector selector, std::chrono::milliseconds timeout,
+                               CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<std::unique_ptr<process_event_stream>>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target a0, process_selector a1, std::chrono::milliseconds a2,
+                   completion_handler<std::unique_ptr<process_event_stream>> h) {
+                do_connect_process(std::move(a0), std::move(a1), a2, std::move(h));
+            },
+            std::move(target), std::move(selector), timeout);
+    }
+    /// process.Process/List: the running processes. Cancellation: terminal, no side effect.
+    template <class CompletionToken = default_completion_token>
+    auto async_list_processes(envd_target target, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<std::vector<process_info>>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target a0, completion_handler<std::vector<process_info>> h) {
+                do_list_processes(std::move(a0), std::move(h));
+            },
+            std::move(target));
+    }
+    /// process.Process/SendInput: writes `bytes` to the process's stdin (started with
+    /// stdin = true). Errors: errc::not_found. Cancellation: terminal; the bytes may have been written.
+    template <class CompletionToken = default_completion_token>
+    auto async_send_stdin(envd_target target, process_selector selector, std::string bytes,
+                          CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<void>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target a0, process_selector a1, std::string a2, completion_handler<void> h) {
+                do_send_stdin(std::move(a0), std::move(a1), std::move(a2), std::move(h));
+            },
+            std::move(target), std::move(selector), std::move(bytes));
+    }
+    /// process.Process/CloseStdin (envd >= 0.5.2; older: errc::unsupported): the process reads
+    /// end of file. Errors: errc::not_found. Cancellation: terminal; stdin may be closed.
+    template <class CompletionToken = default_completion_token>
+    auto async_close_stdin(envd_target target, process_selector selector, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<void>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target a0, process_selector a1, completion_handler<void> h) {
+                do_close_stdin(std::move(a0), std::move(a1), std::move(h));
+            },
+            std::move(target), std::move(selector));
+    }
+    /// process.Process/SendSignal. Errors: errc::not_found. Cancellation: terminal; the
+    /// signal may have been sent.
+    template <class CompletionToken = default_completion_token>
+    auto async_send_signal(envd_target target, process_selector selector, process_signal sig,
+                           CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<void>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target a0, process_selector a1, process_signal a2, completion_handler<void> h) {
+                do_send_signal(std::move(a0), std::move(a1), a2, std::move(h));
+            },
+            std::move(target), std::move(selector), sig);
+    }
+    // -- envd: files and filesystem.Filesystem ---------------------------------
+    /// GET /files: the file's bytes (bounded by client_options::max_response_bytes).
+    /// Errors: errc::not_found, errc::limit_exceeded. Cancellation: terminal, no side effect.
+    template <class CompletionToken = default_completion_token>
+    auto async_read_file(envd_target target, std::string path, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<std::string>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target a0, std::string a1, completion_handler<std::string> h) {
+                do_read_file(std::move(a0), std::move(a1), std::move(h));
+            },
+            std::move(target), std::move(path));
+    }
+    /// POST /files: writes (creates or replaces) the file. Cancellation: terminal; the
+    /// file may have been written.
+    template <class CompletionToken = default_completion_token>
+    auto async_write_file(envd_target target, std::string path, std::string data, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<entry_info>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target a0, std::string a1, std::string a2, completion_handler<entry_info> h) {
+                do_write_file(std::move(a0), std::move(a1), std::move(a2), std::move(h));
+            },
+            std::move(target), std::move(path), std::move(data));
+    }
+    /// filesystem.Filesystem/MakeDir: true when created, false when it existed already.
+    /// Cancellation: terminal; the directory may have been made.
+    template <class CompletionToken = default_completion_token>
+    auto async_make_dir(envd_target target, std::string path, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<bool>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target a0, std::string a1, completion_handler<bool> h) {
+                do_make_dir(std::move(a0), std::move(a1), std::move(h));
+            },
+            std::move(target), std::move(path));
+    }
+    /// filesystem.Filesystem/Stat. Errors: errc::not_found. Cancellation: terminal, no side effect.
+    template <class CompletionToken = default_completion_token>
+    auto async_stat(envd_target target, std::string path, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<entry_info>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target a0, std::string a1, completion_handler<entry_info> h) {
+                do_stat(std::move(a0), std::move(a1), std::move(h));
+            },
+            std::move(target), std::move(path));
+    }
+    /// filesystem.Filesystem/ListDir, `depth` levels deep. Errors: errc::not_found.
+    /// Cancellation: terminal, no side effect.
+    template <class CompletionToken = default_completion_token>
+    auto async_list_dir(envd_target target, std::string path, std::uint32_t depth, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<std::vector<entry_info>>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target a0, std::string a1, std::uint32_t a2, completion_handler<std::vector<entry_info>> h) {
+                do_list_dir(std::move(a0), std::move(a1), a2, std::move(h));
+            },
+            std::move(target), std::move(path), depth);
+    }
+    /// filesystem.Filesystem/Move. Errors: errc::not_found. Cancellation: terminal; the
+    /// entry may have moved.
+    template <class CompletionToken = default_completion_token>
+    auto async_move(envd_target target, std::string source, std::string destination, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<entry_info>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target a0, std::string a1, std::string a2, completion_handler<entry_info> h) {
+                do_move(std::move(a0), std::move(a1), std::move(a2), std::move(h));
+            },
+            std::move(target), std::move(source), std::move(destination));
+    }
+    /// filesystem.Filesystem/Remove; a missing path is success. Cancellation: terminal;
+    /// the entry may be gone.
+    template <class CompletionToken = default_completion_token>
+    auto async_remove(envd_target target, std::string path, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<void>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target a0, std::string a1, completion_handler<void> h) {
+                do_remove(std::move(a0), std::move(a1), std::move(h));
+            },
+            std::move(target), std::move(path));
+    }
+    /// GET /health: true on 204, false when envd answers 502 (the sandbox is not running).
+    /// Cancellation: terminal, no side effect.
+    template <class CompletionToken = default_completion_token>
+    auto async_health(envd_target target, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<bool>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target a0, completion_handler<bool> h) { do_health(std::move(a0), std::move(h)); },
+            std::move(target));
+    }
 
-    // -- envd: process.Process ---------------------------------------------
-    virtual boost::asio::awaitable<result<std::unique_ptr<process_event_stream>>> start_process(
-        envd_target target,
-        start_process_params params) = 0;  ///< process.Process/Start: runs a process and streams its events
-    /// Re-attaches to a running process; `timeout` 0 sends no deadline.
-    virtual boost::asio::awaitable<result<std::unique_ptr<process_event_stream>>> connect_process(
-        envd_target target, process_selector selector, std::chrono::milliseconds timeout) = 0;
-    virtual boost::asio::awaitable<result<std::vector<process_info>>> list_processes(
-        envd_target target) = 0;  ///< process.Process/List
-    virtual boost::asio::awaitable<result<void>> send_stdin(
-        envd_target target, process_selector selector,
-        std::string bytes) = 0;  ///< process.Process/SendInput: writes to the process's stdin
-    virtual boost::asio::awaitable<result<void>> close_stdin(
-        envd_target target, process_selector selector) = 0;  ///< process.Process/CloseStdin (envd >= 0.5.2)
-    virtual boost::asio::awaitable<result<void>> send_signal(envd_target target, process_selector selector,
-                                                             process_signal sig) = 0;  ///< process.Process/SendSignal
+    // -- envd: terminals (process.Process with a pty, e2b/pty.hpp) ------------
+    /// Starts `params.process` on a new pty of `params.size`; the stream's first
+    /// event carries its pid, then data_event with stream_kind::pty.
+    /// Errors: errc::invalid_argument (a size outside 1..1000), errc::unsupported
+    /// (a client that has no terminals; make_client()'s has).
+    /// Cancellation: terminal; the terminal may have started.
+    template <class CompletionToken = default_completion_token>
+    auto async_start_pty(envd_target target, pty_start_params params, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<pty_stream>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target t, pty_start_params p, completion_handler<pty_stream> h) {
+                do_start_pty(std::move(t), std::move(p), std::move(h));
+            },
+            std::move(target), std::move(params));
+    }
+    /// Writes `bytes` to the terminal (process.Process/SendInput, input.pty):
+    /// keystrokes, as typed. Errors: errc::not_found, errc::unsupported.
+    /// Cancellation: terminal; the bytes may have been written.
+    template <class CompletionToken = default_completion_token>
+    auto async_send_pty_input(envd_target target, process_selector selector, std::string bytes,
+                              CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<void>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target t, process_selector s, std::string b, completion_handler<void> h) {
+                do_send_pty_input(std::move(t), std::move(s), std::move(b), std::move(h));
+            },
+            std::move(target), std::move(selector), std::move(bytes));
+    }
+    /// Resizes the terminal (process.Process/Update); the shell receives SIGWINCH.
+    /// Errors: errc::invalid_argument (outside 1..1000), errc::not_found,
+    /// errc::unsupported. Cancellation: terminal; the size may have changed.
+    template <class CompletionToken = default_completion_token>
+    auto async_resize_pty(envd_target target, process_selector selector, pty_size size, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<void>(
+            std::forward<CompletionToken>(token),
+            [this](envd_target t, process_selector s, pty_size z, completion_handler<void> h) {
+                do_resize_pty(std::move(t), std::move(s), z, std::move(h));
+            },
+            std::move(target), std::move(selector), size);
+    }
+    /// Kills the terminal's process: async_send_signal with SIGKILL.
+    /// Errors: errc::not_found when it is gone. Cancellation: as async_send_signal.
+    template <class CompletionToken = default_completion_token>
+    auto async_kill_pty(envd_target target, process_selector selector, CompletionToken&& token = {})
+    {
+        return async_send_signal(std::move(target), std::move(selector), process_signal::sigkill,
+                                 std::forward<CompletionToken>(token));
+    }
+    /// Re-attaches to a running terminal: async_connect_process with no deadline;
+    /// its output streams from that point on. Errors and cancellation: as
+    /// async_connect_process.
+    template <class CompletionToken = default_completion_token>
+    auto async_connect_pty(envd_target target, process_selector selector, CompletionToken&& token = {})
+    {
+        return async_connect_process(std::move(target), std::move(selector), std::chrono::milliseconds(0),
+                                     std::forward<CompletionToken>(token));
+    }
 
-    // -- envd: files and filesystem.Filesystem ------------------------------
-    virtual boost::asio::awaitable<result<std::string>> read_file(
-        envd_target target, std::string path) = 0;  ///< GET /files: the file's bytes
-    virtual boost::asio::awaitable<result<entry_info>> write_file(
-        envd_target target, std::string path,
-        std::string data) = 0;  ///< POST /files: writes (creates or replaces) the file
-    /// True when created, false when it existed already.
-    virtual boost::asio::awaitable<result<bool>> make_dir(envd_target target, std::string path) = 0;
-    virtual boost::asio::awaitable<result<entry_info>> stat(envd_target target,
-                                                            std::string path) = 0;  ///< filesystem.Filesystem/Stat
-    virtual boost::asio::awaitable<result<std::vector<entry_info>>> list_dir(
-        envd_target target, std::string path,
-        std::uint32_t depth) = 0;  ///< filesystem.Filesystem/ListDir, `depth` levels deep
-    virtual boost::asio::awaitable<result<entry_info>> move(
-        envd_target target, std::string source,
-        std::string destination) = 0;  ///< filesystem.Filesystem/Move
-    virtual boost::asio::awaitable<result<void>> remove(envd_target target,
-                                                        std::string path) = 0;  ///< filesystem.Filesystem/Remove
-    /// GET /health: true on 204, false when envd answers 502 (sandbox not running).
-    virtual boost::asio::awaitable<result<bool>> health(envd_target target) = 0;
+    // -- control plane: metrics (e2b/metrics.hpp) -----------------------------
+    /// GET /sandboxes/{id}/metrics: the sandbox's samples, oldest first; an
+    /// empty series before the first sample. Errors: errc::not_found,
+    /// errc::protocol_error (a malformed reply), errc::unsupported (a client
+    /// without metrics; make_client()'s has them). Cancellation: terminal, no side effect.
+    template <class CompletionToken = default_completion_token>
+    auto async_get_sandbox_metrics(std::string sandbox_id, metrics_params params = {}, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<std::vector<sandbox_metric>>(
+            std::forward<CompletionToken>(token),
+            [this](std::string id, metrics_params p, completion_handler<std::vector<sandbox_metric>> h) {
+                do_get_sandbox_metrics(std::move(id), p, std::move(h));
+            },
+            std::move(sandbox_id), params);
+    }
 
-    // -- adapter14: filesystem.Filesystem/WatchDir ---------------------------
+    // -- envd: filesystem.Filesystem/WatchDir (e2b/watch.hpp) ------------------
     /// Opens a WatchDir stream on `params.path`: `result<std::unique_ptr<watch_event_stream>>`.
     /// Completes once envd accepted the watch (its start message arrived), so
     /// changes made after completion are reported. Errors: not_found (no such
@@ -108,14 +410,74 @@ public:
     }
 
 protected:
-    /// Body of async_watch_dir. The default completes with errc::unsupported.
+    // The bodies of the operations above (the public templates' only callers).
+    virtual void do_create_sandbox(create_sandbox_params params,
+                                   completion_handler<sandbox_handle> h) = 0;  ///< body of async_create_sandbox
+    virtual void do_connect_sandbox(std::string sandbox_id, std::chrono::seconds timeout,
+                                    completion_handler<connect_result> h) = 0;  ///< body of async_connect_sandbox
+    virtual void do_pause_sandbox(std::string sandbox_id, bool memory,
+                                  completion_handler<pause_reply> h) = 0;  ///< body of async_pause_sandbox
+    virtual void do_kill_sandbox(std::string sandbox_id,
+                                 completion_handler<bool> h) = 0;  ///< body of async_kill_sandbox
+    virtual void do_get_sandbox_info(std::string sandbox_id,
+                                     completion_handler<sandbox_info> h) = 0;  ///< body of async_get_sandbox_info
+    virtual void do_list_sandboxes(list_params params,
+                                   completion_handler<sandbox_page> h) = 0;  ///< body of async_list_sandboxes
+    virtual void do_set_sandbox_timeout(std::string sandbox_id, std::chrono::seconds timeout,
+                                        completion_handler<void> h) = 0;  ///< body of async_set_sandbox_timeout
+    virtual void do_start_process(
+        envd_target target, start_process_params params,
+        completion_handler<std::unique_ptr<process_event_stream>> h) = 0;  ///< body of async_start_process
+    virtual void do_connect_process(
+        envd_target target, process_selector selector, std::chrono::milliseconds timeout,
+        completion_handler<std::unique_ptr<process_event_stream>> h) = 0;  ///< body of async_connect_process
+    virtual void do_list_processes(
+        envd_target target, completion_handler<std::vector<process_info>> h) = 0;  ///< body of async_list_processes
+    virtual void do_send_stdin(envd_target target, process_selector selector, std::string bytes,
+                               completion_handler<void> h) = 0;  ///< body of async_send_stdin
+    virtual void do_close_stdin(envd_target target, process_selector selector,
+                                completion_handler<void> h) = 0;  ///< body of async_close_stdin
+    virtual void do_send_signal(envd_target target, process_selector selector, process_signal sig,
+                                completion_handler<void> h) = 0;  ///< body of async_send_signal
+    virtual void do_read_file(envd_target target, std::string path,
+                              completion_handler<std::string> h) = 0;  ///< body of async_read_file
+    virtual void do_write_file(envd_target target, std::string path, std::string data,
+                               completion_handler<entry_info> h) = 0;  ///< body of async_write_file
+    virtual void do_make_dir(envd_target target, std::string path,
+                             completion_handler<bool> h) = 0;  ///< body of async_make_dir
+    virtual void do_stat(envd_target target, std::string path,
+                         completion_handler<entry_info> h) = 0;  ///< body of async_stat
+    virtual void do_list_dir(envd_target target, std::string path, std::uint32_t depth,
+                             completion_handler<std::vector<entry_info>> h) = 0;  ///< body of async_list_dir
+    virtual void do_move(envd_target target, std::string source, std::string destination,
+                         completion_handler<entry_info> h) = 0;  ///< body of async_move
+    virtual void do_remove(envd_target target, std::string path,
+                           completion_handler<void> h) = 0;                      ///< body of async_remove
+    virtual void do_health(envd_target target, completion_handler<bool> h) = 0;  ///< body of async_health
+
+    // Terminals and metrics: optional; these defaults complete with
+    // errc::unsupported on the handler's associated executor (e2b_client.cpp).
+    /// Body of async_start_pty.
+    virtual void do_start_pty(envd_target target, pty_start_params params, completion_handler<pty_stream> h);
+    /// Body of async_send_pty_input.
+    virtual void do_send_pty_input(envd_target target, process_selector selector, std::string bytes,
+                                   completion_handler<void> h);
+    /// Body of async_resize_pty.
+    virtual void do_resize_pty(envd_target target, process_selector selector, pty_size size,
+                               completion_handler<void> h);
+    /// Body of async_get_sandbox_metrics.
+    virtual void do_get_sandbox_metrics(std::string sandbox_id, metrics_params params,
+                                        completion_handler<std::vector<sandbox_metric>> h);
+    /// Body of async_watch_dir.
     virtual void do_watch_dir(envd_target target, watch_dir_params params,
                               completion_handler<std::unique_ptr<watch_event_stream>> h);
 };
 
 /// The real client over Boost.Beast + OpenSSL. Reads the E2B_* environment for
 /// fields `options` leaves empty (see client_options). Registers the API key and
-/// every access token it sees with secret_redactor::global().
+/// every access token it sees with secret_redactor::global(). Its operations
+/// run on `executor` (make it a strand or a single-threaded io_context, or not:
+/// the client is thread-safe).
 /// Errors: errc::invalid_argument for an unusable configuration (no API key,
 /// bad URL, unreadable CA file).
 PRISM_E2B_API result<std::shared_ptr<client>> make_client(boost::asio::any_io_executor executor,

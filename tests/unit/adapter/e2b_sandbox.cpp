@@ -22,8 +22,9 @@ BOOST_AUTO_TEST_SUITE(test_e2b_sandbox)
 
 BOOST_AUTO_TEST_CASE(create_sends_defaults_and_makes_workdir)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         BOOST_TEST(sb->id() == "sbx-1");
         BOOST_TEST(sb->workdir() == "/workspace");
@@ -46,8 +47,9 @@ BOOST_AUTO_TEST_CASE(create_sends_defaults_and_makes_workdir)
 
 BOOST_AUTO_TEST_CASE(timeout_is_ceil_seconds_and_on_timeout_pause_sends_auto_pause)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         e2b_sandbox_options o;
         o.timeout = std::chrono::milliseconds(1500);
         o.on_timeout = e2b_on_timeout::pause;
@@ -65,8 +67,9 @@ BOOST_AUTO_TEST_CASE(timeout_is_ceil_seconds_and_on_timeout_pause_sends_auto_pau
 
 BOOST_AUTO_TEST_CASE(wall_time_is_the_default_timeout)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         e2b_sandbox_options o;
         o.limits.wall_time = std::chrono::milliseconds(600001);
         co_await make_sandbox(ex, fake, o);
@@ -89,10 +92,11 @@ BOOST_AUTO_TEST_CASE(neither_api_key_nor_client_is_invalid_argument)
 
 BOOST_AUTO_TEST_CASE(invalid_options_fail_before_any_vendor_call)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     auto attempt = [&](e2b_sandbox_options o) {
         o.client = fake;
-        return run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, o); });
+        return run_coro(test_ioc, [&](auto ex) { return async_create_e2b_sandbox(ex, o); });
     };
     e2b_sandbox_options o;
     o.limits.max_concurrent_execs = 9;  // hard cap 8
@@ -132,18 +136,19 @@ BOOST_AUTO_TEST_CASE(invalid_options_fail_before_any_vendor_call)
 
 BOOST_AUTO_TEST_CASE(label_equal_to_a_secret_is_rejected_before_any_call)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     std::string const key = "e2b_unit_canary_label_secret_77";
     e2b_sandbox_options o;
     o.client = fake;
     secret_redactor::global().add(key);
     o.labels = {{"leak", key}};
-    auto r = run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, o); });
+    auto r = run_coro(test_ioc, [&](auto ex) { return async_create_e2b_sandbox(ex, o); });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == errc::invalid_argument));
     BOOST_TEST(r.error().to_string().find(key) == std::string::npos);
     o.labels = {{"leak", "prefix-" + key}};
-    r = run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, o); });
+    r = run_coro(test_ioc, [&](auto ex) { return async_create_e2b_sandbox(ex, o); });
     BOOST_TEST((r.error() == errc::invalid_argument));
     BOOST_TEST(fake->calls().empty());
 
@@ -151,7 +156,7 @@ BOOST_AUTO_TEST_CASE(label_equal_to_a_secret_is_rejected_before_any_call)
     e2b_sandbox_options k;
     k.api_key = "e2b_unit_canary_api_key_0042";
     k.labels = {{"leak", "e2b_unit_canary_api_key_0042"}};
-    r = run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, k); });
+    r = run_coro(test_ioc, [&](auto ex) { return async_create_e2b_sandbox(ex, k); });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == errc::invalid_argument));
     BOOST_TEST(r.error().to_string().find("e2b_unit_canary_api_key_0042") == std::string::npos);
@@ -159,9 +164,10 @@ BOOST_AUTO_TEST_CASE(label_equal_to_a_secret_is_rejected_before_any_call)
 
 BOOST_AUTO_TEST_CASE(setup_failure_after_create_kills_the_sandbox)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->fail_next("make_dir", error(errc::server_error, "envd failed", {"filesystem.MakeDir", 500}));
-    auto r = run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, fake_options(fake)); });
+    auto r = run_coro(test_ioc, [&](auto ex) { return async_create_e2b_sandbox(ex, fake_options(fake)); });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == errc::server_error));
     BOOST_TEST(fake->call_names() == N({"create_sandbox", "make_dir", "kill_sandbox"}),
@@ -172,10 +178,11 @@ BOOST_AUTO_TEST_CASE(setup_failure_after_create_kills_the_sandbox)
 
 BOOST_AUTO_TEST_CASE(a_refused_make_dir_falls_back_to_root_once)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->fail_next("make_dir", error(errc::permission_denied, "denied", {"filesystem.MakeDir", 403}));
     // The sandbox is dropped inside: it must not outlive its io_context.
-    auto created = run_coro([&](auto ex) -> asio::awaitable<bool> {
+    auto created = run_coro(test_ioc, [&](auto ex) -> asio::awaitable<bool> {
         auto o = fake_options(fake);
         auto r = co_await async_create_e2b_sandbox(ex, std::move(o));
         co_return r.has_value();
@@ -190,7 +197,7 @@ BOOST_AUTO_TEST_CASE(a_refused_make_dir_falls_back_to_root_once)
     // When that fails too, the sandbox is killed.
     fake->fail_next("make_dir", error(errc::permission_denied, "denied", {"filesystem.MakeDir", 403}));
     fake->script_next_process(process_script{{}, process_script::then::exit, 1});
-    auto f = run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, fake_options(fake)); });
+    auto f = run_coro(test_ioc, [&](auto ex) { return async_create_e2b_sandbox(ex, fake_options(fake)); });
     BOOST_REQUIRE(!f);
     BOOST_TEST(fake->count("kill_sandbox") == 1u);
     BOOST_TEST(fake->calls_named("kill_sandbox").at(0).sandbox_id == "sbx-2");
@@ -198,9 +205,10 @@ BOOST_AUTO_TEST_CASE(a_refused_make_dir_falls_back_to_root_once)
 
 BOOST_AUTO_TEST_CASE(create_failure_makes_no_kill)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->fail_next("create_sandbox", error(errc::unauthenticated, "bad key", {"create", 401}));
-    auto r = run_coro([&](auto ex) { return async_create_e2b_sandbox(ex, fake_options(fake)); });
+    auto r = run_coro(test_ioc, [&](auto ex) { return async_create_e2b_sandbox(ex, fake_options(fake)); });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == errc::unauthenticated));
     BOOST_TEST(fake->call_names() == N({"create_sandbox"}), boost::test_tools::per_element());
@@ -208,8 +216,9 @@ BOOST_AUTO_TEST_CASE(create_failure_makes_no_kill)
 
 BOOST_AUTO_TEST_CASE(host_capabilities_override_and_never_claim_more)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         e2b_sandbox_options o;
         sandbox_capabilities c;
         c.network_isolated = true;
@@ -223,9 +232,10 @@ BOOST_AUTO_TEST_CASE(host_capabilities_override_and_never_claim_more)
 
 BOOST_AUTO_TEST_CASE(connect_without_resume_makes_only_the_info_call)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->add_sandbox({.id = "sbx-p", .state = e2b::sandbox_state::paused, .metadata = {{"app.owner", "alice"}}});
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         e2b_connect_options o;
         o.client = fake;
         o.sandbox_id = "sbx-p";
@@ -249,11 +259,12 @@ BOOST_AUTO_TEST_CASE(connect_without_resume_makes_only_the_info_call)
 
 BOOST_AUTO_TEST_CASE(connect_with_wrong_labels_is_wrong_owner_and_nothing_else)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->add_sandbox({.id = "sbx-p", .state = e2b::sandbox_state::paused, .metadata = {{"app.owner", "alice"}}});
     for (auto labels : std::vector<label_map>{{{"app.owner", "mallory"}}, {{"app.owner", "alice"}, {"team", "x"}}}) {
         fake->clear_calls();
-        auto r = run_coro([&](auto ex) {
+        auto r = run_coro(test_ioc, [&](auto ex) {
             e2b_connect_options o;
             o.client = fake;
             o.sandbox_id = "sbx-p";
@@ -270,9 +281,10 @@ BOOST_AUTO_TEST_CASE(connect_with_wrong_labels_is_wrong_owner_and_nothing_else)
 
 BOOST_AUTO_TEST_CASE(connect_with_resume_resumes_with_the_configured_timeout)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->add_sandbox({.id = "sbx-p", .state = e2b::sandbox_state::paused});
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         e2b_connect_options o;
         o.client = fake;
         o.sandbox_id = "sbx-p";
@@ -289,9 +301,10 @@ BOOST_AUTO_TEST_CASE(connect_with_resume_resumes_with_the_configured_timeout)
 
 BOOST_AUTO_TEST_CASE(connect_to_a_running_sandbox_makes_no_connect_call)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->add_sandbox({.id = "sbx-r"});
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         e2b_connect_options o;
         o.client = fake;
         o.sandbox_id = "sbx-r";
@@ -306,8 +319,9 @@ BOOST_AUTO_TEST_CASE(connect_to_a_running_sandbox_makes_no_connect_call)
 
 BOOST_AUTO_TEST_CASE(connect_to_a_missing_sandbox_is_not_found)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    auto r = run_coro([&](auto ex) {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    auto r = run_coro(test_ioc, [&](auto ex) {
         e2b_connect_options o;
         o.client = fake;
         o.sandbox_id = "sbx-none";
@@ -319,8 +333,9 @@ BOOST_AUTO_TEST_CASE(connect_to_a_missing_sandbox_is_not_found)
 
 BOOST_AUTO_TEST_CASE(resume_sends_the_configured_timeout)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         e2b_sandbox_options o;
         o.timeout = std::chrono::milliseconds(600000);
         auto sb = co_await make_sandbox(ex, fake, o);
@@ -341,8 +356,9 @@ BOOST_AUTO_TEST_CASE(resume_sends_the_configured_timeout)
 
 BOOST_AUTO_TEST_CASE(pause_503_is_refused_and_leaves_running)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         fake->pause_reply_next({e2b::pause_reply::kind::busy, 503, "sandbox is busy"});
         auto p = co_await sb->async_pause(filesystem_only);
@@ -367,8 +383,9 @@ BOOST_AUTO_TEST_CASE(pause_503_is_refused_and_leaves_running)
 
 BOOST_AUTO_TEST_CASE(pause_twice_is_already_paused_and_stop_pauses_with_memory)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto st = co_await sb->async_stop(default_stop);
         BOOST_TEST(st.has_value());
@@ -384,8 +401,9 @@ BOOST_AUTO_TEST_CASE(pause_twice_is_already_paused_and_stop_pauses_with_memory)
 
 BOOST_AUTO_TEST_CASE(kill_twice_is_one_vendor_kill_and_close_is_idempotent)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         {
             auto r_ = co_await sb->async_kill();
@@ -412,8 +430,9 @@ BOOST_AUTO_TEST_CASE(kill_twice_is_one_vendor_kill_and_close_is_idempotent)
 
 BOOST_AUTO_TEST_CASE(kill_of_a_gone_sandbox_is_success_and_failed_kill_can_be_retried)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         fake->fail_next("kill_sandbox", error(errc::server_error, "boom", {"kill", 500}));
         auto k = co_await sb->async_kill();
@@ -426,7 +445,7 @@ BOOST_AUTO_TEST_CASE(kill_of_a_gone_sandbox_is_success_and_failed_kill_can_be_re
 
         auto other = co_await make_sandbox(ex, fake);
         auto gone = fake->sandbox(other->id());
-        co_await fake->kill_sandbox(other->id());  // destroyed behind our back
+        co_await fake->async_kill_sandbox(other->id());  // destroyed behind our back
         {
             auto r_ = co_await other->async_kill();
             BOOST_TEST(r_.has_value());
@@ -436,8 +455,9 @@ BOOST_AUTO_TEST_CASE(kill_of_a_gone_sandbox_is_success_and_failed_kill_can_be_re
 
 BOOST_AUTO_TEST_CASE(a_concurrent_kill_waits_for_the_one_in_flight)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         fake->fail_next("kill_sandbox", error(errc::server_error, "boom", {"kill", 500}));
         std::optional<result<void>> first;
@@ -464,8 +484,9 @@ BOOST_AUTO_TEST_CASE(a_concurrent_kill_waits_for_the_one_in_flight)
 
 BOOST_AUTO_TEST_CASE(close_with_export_is_unsupported_and_makes_no_call)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         fake->clear_calls();
         auto r = co_await sb->async_close(with_snapshot);
@@ -478,8 +499,9 @@ BOOST_AUTO_TEST_CASE(close_with_export_is_unsupported_and_makes_no_call)
 
 BOOST_AUTO_TEST_CASE(status_reports_template_times_and_command_count)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto const before = std::chrono::system_clock::now();
         e2b_sandbox_options o;
         o.template_name = "tmpl";
@@ -504,10 +526,11 @@ BOOST_AUTO_TEST_CASE(status_reports_template_times_and_command_count)
 
 BOOST_AUTO_TEST_CASE(a_sandbox_gone_at_the_vendor_is_reported_killed)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
-        co_await fake->kill_sandbox(sb->id());  // on_timeout kill at the vendor
+        co_await fake->async_kill_sandbox(sb->id());  // on_timeout kill at the vendor
         auto s = co_await sb->async_status();
         BOOST_TEST_REQUIRE(s.has_value());
         BOOST_TEST((s->state == sandbox_state::killed));
@@ -522,10 +545,11 @@ BOOST_AUTO_TEST_CASE(a_sandbox_gone_at_the_vendor_is_reported_killed)
 
 BOOST_AUTO_TEST_CASE(paused_by_the_vendor_is_seen_by_status)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
-        co_await fake->pause_sandbox(sb->id(), true);  // on_timeout pause
+        co_await fake->async_pause_sandbox(sb->id(), true);  // on_timeout pause
         auto s = co_await sb->async_status();
         BOOST_TEST((s->state == sandbox_state::paused));
         fake->clear_calls();

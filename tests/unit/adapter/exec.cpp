@@ -34,10 +34,11 @@ BOOST_AUTO_TEST_SUITE(test_exec)
 
 BOOST_AUTO_TEST_CASE(exec_runs_sh_c_in_the_workdir_and_captures_output)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(exits_with(0, {stdout_event("hi\n"), stderr_event("warn\n")}));
     std::string streamed;
-    auto r = run_coro([&](auto ex) -> asio::awaitable<result<exec_result>> {
+    auto r = run_coro(test_ioc, [&](auto ex) -> asio::awaitable<result<exec_result>> {
         auto sb = co_await make_sandbox(ex, fake);
         auto req = shell("echo hi");
         req.env = {{"A", "1"}};
@@ -64,9 +65,10 @@ BOOST_AUTO_TEST_CASE(exec_runs_sh_c_in_the_workdir_and_captures_output)
 
 BOOST_AUTO_TEST_CASE(exec_file_passes_argv_without_a_shell_and_reports_the_exit_code)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(exits_with(3, {}));
-    auto r = run_coro([&](auto ex) -> asio::awaitable<result<exec_result>> {
+    auto r = run_coro(test_ioc, [&](auto ex) -> asio::awaitable<result<exec_result>> {
         auto sb = co_await make_sandbox(ex, fake);
         auto req = argv("/usr/bin/printf", "%s", "a b; rm -rf /");
         req.cwd = "/tmp";
@@ -84,9 +86,10 @@ BOOST_AUTO_TEST_CASE(exec_file_passes_argv_without_a_shell_and_reports_the_exit_
 
 BOOST_AUTO_TEST_CASE(timeout_sends_sigkill_and_reports_timed_out_without_exit_code)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(runs_until_signalled({stdout_event("partial")}));
-    auto r = run_coro([&](auto ex) -> asio::awaitable<result<exec_result>> {
+    auto r = run_coro(test_ioc, [&](auto ex) -> asio::awaitable<result<exec_result>> {
         auto sb = co_await make_sandbox(ex, fake);
         auto req = argv("/bin/sleep", "60");
         req.timeout = std::chrono::milliseconds(50);
@@ -105,9 +108,10 @@ BOOST_AUTO_TEST_CASE(timeout_sends_sigkill_and_reports_timed_out_without_exit_co
 
 BOOST_AUTO_TEST_CASE(cancellation_sends_sigkill_and_reports_cancelled)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(runs_until_signalled());
-    auto r = run_coro([&](auto ex) -> asio::awaitable<result<exec_result>> {
+    auto r = run_coro(test_ioc, [&](auto ex) -> asio::awaitable<result<exec_result>> {
         auto sb = co_await make_sandbox(ex, fake);
         co_return co_await cancel_after(sb->async_exec_file(argv("/bin/sleep", "60")), std::chrono::milliseconds(40));
     });
@@ -121,9 +125,10 @@ BOOST_AUTO_TEST_CASE(cancellation_sends_sigkill_and_reports_cancelled)
 
 BOOST_AUTO_TEST_CASE(cancellation_with_a_timeout_still_reports_cancelled)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(runs_until_signalled());
-    auto r = run_coro([&](auto ex) -> asio::awaitable<result<exec_result>> {
+    auto r = run_coro(test_ioc, [&](auto ex) -> asio::awaitable<result<exec_result>> {
         auto sb = co_await make_sandbox(ex, fake);
         auto req = argv("/bin/sleep", "60");
         req.timeout = std::chrono::milliseconds(5000);
@@ -136,10 +141,11 @@ BOOST_AUTO_TEST_CASE(cancellation_with_a_timeout_still_reports_cancelled)
 
 BOOST_AUTO_TEST_CASE(output_overflow_sends_sigkill_and_fails_with_limit_exceeded)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(runs_until_signalled({stdout_event("12345"), stdout_event("6789012345")}));
     std::string streamed;
-    auto r = run_coro([&](auto ex) -> asio::awaitable<result<exec_result>> {
+    auto r = run_coro(test_ioc, [&](auto ex) -> asio::awaitable<result<exec_result>> {
         e2b_sandbox_options o;
         o.limits.max_output_bytes = 10;
         auto sb = co_await make_sandbox(ex, fake, o);
@@ -158,12 +164,13 @@ BOOST_AUTO_TEST_CASE(output_overflow_sends_sigkill_and_fails_with_limit_exceeded
 
 BOOST_AUTO_TEST_CASE(a_cut_stream_is_an_unknown_outcome_never_an_exit_code)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     process_script s;
     s.events = {stdout_event("x")};
     s.after = process_script::then::cut;
     fake->script_next_process(s);
-    auto r = run_coro([&](auto ex) -> asio::awaitable<result<exec_result>> {
+    auto r = run_coro(test_ioc, [&](auto ex) -> asio::awaitable<result<exec_result>> {
         auto sb = co_await make_sandbox(ex, fake);
         co_return co_await sb->async_exec(shell("echo x"));
     });
@@ -177,12 +184,13 @@ BOOST_AUTO_TEST_CASE(a_cut_stream_is_an_unknown_outcome_never_an_exit_code)
 
 BOOST_AUTO_TEST_CASE(a_killed_process_has_no_exit_code)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     process_script s;
     s.events = {e2b::end_event{-1, false, "signal: killed", {}}};
     s.after = process_script::then::wait_for_signal;
     fake->script_next_process(s);
-    auto r = run_coro([&](auto ex) -> asio::awaitable<result<exec_result>> {
+    auto r = run_coro(test_ioc, [&](auto ex) -> asio::awaitable<result<exec_result>> {
         auto sb = co_await make_sandbox(ex, fake);
         co_return co_await sb->async_exec(shell("kill -9 $$"));
     });
@@ -194,8 +202,9 @@ BOOST_AUTO_TEST_CASE(a_killed_process_has_no_exit_code)
 
 BOOST_AUTO_TEST_CASE(max_commands_fails_the_next_command_without_a_vendor_call)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         e2b_sandbox_options o;
         o.limits.max_commands = 2;
         auto sb = co_await make_sandbox(ex, fake, o);
@@ -211,8 +220,9 @@ BOOST_AUTO_TEST_CASE(max_commands_fails_the_next_command_without_a_vendor_call)
 
 BOOST_AUTO_TEST_CASE(invalid_commands_and_env_caps_fail_before_any_call)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         e2b_sandbox_options o;
         o.limits.max_env_names = 2;
         o.limits.max_env_bytes = 16;
@@ -241,9 +251,10 @@ BOOST_AUTO_TEST_CASE(invalid_commands_and_env_caps_fail_before_any_call)
 
 BOOST_AUTO_TEST_CASE(concurrent_execs_are_capped_by_the_governor)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     for (int i = 0; i < 6; ++i) fake->script_next_process(runs_until_signalled());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         e2b_sandbox_options o;
         o.limits.max_concurrent_execs = 2;
         auto sb = co_await make_sandbox(ex, fake, o);
@@ -271,9 +282,10 @@ BOOST_AUTO_TEST_CASE(concurrent_execs_are_capped_by_the_governor)
 
 BOOST_AUTO_TEST_CASE(a_pause_while_queued_for_a_slot_fails_the_exec_without_a_call)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(runs_until_signalled());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);  // max_concurrent_execs 1
         std::optional<result<exec_result>> first, queued;
         asio::co_spawn(ex, sb->async_exec_file(argv("/bin/sleep", "60")),
@@ -296,8 +308,9 @@ BOOST_AUTO_TEST_CASE(a_pause_while_queued_for_a_slot_fails_the_exec_without_a_ca
 
 BOOST_AUTO_TEST_CASE(start_failure_is_reported_as_the_vendor_error)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    auto r = run_coro([&](auto ex) -> asio::awaitable<result<exec_result>> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    auto r = run_coro(test_ioc, [&](auto ex) -> asio::awaitable<result<exec_result>> {
         auto sb = co_await make_sandbox(ex, fake);
         fake->fail_next("start_process", error(errc::unauthenticated, "bad token", {"process.Start", 401}));
         co_return co_await sb->async_exec(shell("true"));

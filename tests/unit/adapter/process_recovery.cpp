@@ -33,13 +33,14 @@ BOOST_AUTO_TEST_SUITE(test_process_recovery)
 
 BOOST_AUTO_TEST_CASE(attaches_only_when_every_expectation_matches)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
     label_map const created = {{"app.owner", "alice"}, {"team", "core"}};
     label_map const good_labels = {{"app.owner", "alice"}};
     label_map const wrong_value = {{"app.owner", "mallory"}};
     label_map const missing = {{"missing", "x"}};
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         e2b_sandbox_options o;
         o.labels = created;
         auto sb = co_await make_sandbox(ex, fake, o);

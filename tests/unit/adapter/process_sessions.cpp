@@ -58,9 +58,10 @@ BOOST_AUTO_TEST_CASE(a_sandbox_without_processes_is_unsupported)
 
 BOOST_AUTO_TEST_CASE(session_limits_are_validated)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     // Inside the io_context's run: the sandbox must not outlive it.
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         for (int i = 0; i < 4; ++i) {
             process_sessions_options o;
@@ -77,11 +78,12 @@ BOOST_AUTO_TEST_CASE(session_limits_are_validated)
 
 BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     process_script s = long_running(true);
     s.events = {stdout_event("hello "), stderr_event("world")};
     fake->script_next_process(s);
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         process_sessions_options o;
         o.sandbox = sb;
@@ -131,9 +133,10 @@ BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
 
 BOOST_AUTO_TEST_CASE(owner_checks_refuse_another_owner)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         process_sessions_options o;
         o.sandbox = sb;
@@ -165,9 +168,10 @@ BOOST_AUTO_TEST_CASE(owner_checks_refuse_another_owner)
 
 BOOST_AUTO_TEST_CASE(caps_on_sessions_and_input)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     for (int i = 0; i < 3; ++i) fake->script_next_process(long_running());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         process_sessions_options o;
         o.sandbox = sb;
@@ -198,11 +202,12 @@ BOOST_AUTO_TEST_CASE(caps_on_sessions_and_input)
 
 BOOST_AUTO_TEST_CASE(total_output_is_capped_dropping_the_oldest_bytes)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     process_script s;
     s.events = {stdout_event(std::string(100, 'a')), stdout_event(std::string(100, 'b'))};
     fake->script_next_process(s);  // then exits 0
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         process_sessions_options o;
         o.sandbox = sb;
@@ -223,12 +228,13 @@ BOOST_AUTO_TEST_CASE(total_output_is_capped_dropping_the_oldest_bytes)
 
 BOOST_AUTO_TEST_CASE(unknown_outcome_never_fabricates_an_exit_code)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     process_script s;
     s.events = {stdout_event("x")};
     s.after = process_script::then::cut;
     fake->script_next_process(s);
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         process_sessions_options o;
         o.sandbox = sb;
@@ -243,9 +249,10 @@ BOOST_AUTO_TEST_CASE(unknown_outcome_never_fabricates_an_exit_code)
 
 BOOST_AUTO_TEST_CASE(attach_is_wired_to_the_sandbox_automatically)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         process_sessions_options o;
         o.sandbox = sb;
@@ -266,9 +273,10 @@ BOOST_AUTO_TEST_CASE(attach_is_wired_to_the_sandbox_automatically)
 
 BOOST_AUTO_TEST_CASE(lifetime_cap_kills_the_process)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         process_sessions_options o;
         o.sandbox = sb;

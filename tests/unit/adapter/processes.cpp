@@ -39,10 +39,11 @@ BOOST_AUTO_TEST_SUITE(test_processes)
 
 BOOST_AUTO_TEST_CASE(start_process_gives_a_non_secret_ref_and_streams_output)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running(true));
     collector out;
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto req = proc("/bin/cat");
         req.env = {{"SECRET_ENV", "do-not-put-in-ref"}};
@@ -83,9 +84,10 @@ BOOST_AUTO_TEST_CASE(start_process_gives_a_non_secret_ref_and_streams_output)
 
 BOOST_AUTO_TEST_CASE(wait_with_a_timeout_is_timed_out_and_kill_reports_killed_without_code)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         BOOST_TEST_REQUIRE(h.has_value());
@@ -107,9 +109,10 @@ BOOST_AUTO_TEST_CASE(wait_with_a_timeout_is_timed_out_and_kill_reports_killed_wi
 
 BOOST_AUTO_TEST_CASE(wait_honours_cancellation_and_the_process_keeps_running)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         BOOST_TEST_REQUIRE(h.has_value());
@@ -123,9 +126,10 @@ BOOST_AUTO_TEST_CASE(wait_honours_cancellation_and_the_process_keeps_running)
 
 BOOST_AUTO_TEST_CASE(signal_sends_the_named_signal)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         auto s = co_await (*h)->async_signal(process_signal::sigterm);
@@ -140,10 +144,11 @@ BOOST_AUTO_TEST_CASE(signal_sends_the_named_signal)
 
 BOOST_AUTO_TEST_CASE(release_detaches_and_attach_reconnects_by_ref)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
     collector out;
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         auto ref = (*h)->ref();
@@ -174,9 +179,10 @@ BOOST_AUTO_TEST_CASE(release_detaches_and_attach_reconnects_by_ref)
 
 BOOST_AUTO_TEST_CASE(attach_returns_null_for_bad_refs_and_gone_processes)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         auto rec = *decode_process_ref((*h)->ref());
@@ -211,9 +217,10 @@ BOOST_AUTO_TEST_CASE(attach_returns_null_for_bad_refs_and_gone_processes)
 
 BOOST_AUTO_TEST_CASE(attach_after_memory_pause_and_resume_works)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         auto ref = (*h)->ref();
@@ -235,9 +242,10 @@ BOOST_AUTO_TEST_CASE(attach_after_memory_pause_and_resume_works)
 
 BOOST_AUTO_TEST_CASE(attach_after_filesystem_pause_returns_null_and_processes_are_not_restarted)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         auto ref = (*h)->ref();
@@ -266,11 +274,12 @@ BOOST_AUTO_TEST_CASE(attach_after_filesystem_pause_returns_null_and_processes_ar
 
 BOOST_AUTO_TEST_CASE(a_stream_cut_by_a_memory_pause_is_reattached_on_resume)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
     fake->cut_streams_on_pause(true);
     collector out;
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto req = proc("/bin/sleep", "600");
         req.on_data = out.cb();
@@ -301,9 +310,10 @@ BOOST_AUTO_TEST_CASE(a_stream_cut_by_a_memory_pause_is_reattached_on_resume)
 
 BOOST_AUTO_TEST_CASE(cancelled_start_stops_the_process_it_may_have_started)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         fake->fail_next("start_process", error(errc::unauthenticated, "no", {"process.Start", 401}));
         auto r = co_await sb->async_start_process(proc("/bin/sleep", "600"));
@@ -317,9 +327,10 @@ BOOST_AUTO_TEST_CASE(cancelled_start_stops_the_process_it_may_have_started)
 
 BOOST_AUTO_TEST_CASE(kill_of_the_sandbox_ends_live_handles_as_unknown)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto h = co_await sb->async_start_process(proc("/bin/sleep", "600"));
         auto k = co_await sb->async_kill();
@@ -333,9 +344,10 @@ BOOST_AUTO_TEST_CASE(kill_of_the_sandbox_ends_live_handles_as_unknown)
 
 BOOST_AUTO_TEST_CASE(process_io_on_a_paused_sandbox_is_paused_without_calls)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(long_running());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto h = co_await sb->async_start_process(proc("/bin/cat"));
         co_await sb->async_pause(keep_memory);
@@ -355,10 +367,11 @@ BOOST_AUTO_TEST_CASE(process_io_on_a_paused_sandbox_is_paused_without_calls)
 BOOST_AUTO_TEST_CASE(start_process_counts_against_max_commands)
 {
     // contract.md: a long-running process is a command like an exec.
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     fake->script_next_process(process_script{});
     fake->script_next_process(long_running());
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         e2b_sandbox_options o;
         o.limits.max_commands = 2;
         auto sb = co_await make_sandbox(ex, fake, o);

@@ -15,13 +15,15 @@ BOOST_AUTO_TEST_SUITE(test_threads)
 
 BOOST_AUTO_TEST_CASE(concurrent_operations_on_four_threads)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     for (int i = 0; i < 40; ++i) {
         process_script s;
         s.events = {stdout_event("x")};
         fake->script_next_process(s);
     }
     run_coro(
+        test_ioc,
         [&](auto ex) -> asio::awaitable<void> {
             e2b_sandbox_options o;
             o.limits.max_concurrent_execs = 4;

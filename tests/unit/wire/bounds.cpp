@@ -173,7 +173,7 @@ void expect_info_fails(std::string const& url, std::function<void(e2b::client_op
             configure(o);
             auto c = client_for(ex, o);
             std::string const id = "sbx1";  // named: g++ 12 and temporaries inside co_await
-            auto r = co_await c->get_sandbox_info(id);
+            auto r = co_await c->async_get_sandbox_info(id);
             BOOST_TEST_REQUIRE(r.has_error());
             BOOST_TEST((r.error() == expected), r.error().to_string());
         },
@@ -280,16 +280,16 @@ BOOST_AUTO_TEST_CASE(gzip_is_offered_decoded_and_bounded_by_its_decoded_size)
         o.max_retries = 0;
         auto c = client_for(ex, o);
         std::string const id_sbx1 = "sbx1", id_bomb = "bomb", id_br = "br", id_corrupt = "corrupt";
-        auto ok = co_await c->get_sandbox_info(id_sbx1);
+        auto ok = co_await c->async_get_sandbox_info(id_sbx1);
         BOOST_TEST_REQUIRE(ok.has_value(), ok.error().to_string());
         BOOST_TEST(ok->sandbox_id == "sbx1");
-        auto bomb_r = co_await c->get_sandbox_info(id_bomb);
+        auto bomb_r = co_await c->async_get_sandbox_info(id_bomb);
         BOOST_TEST_REQUIRE(bomb_r.has_error());
         BOOST_TEST((bomb_r.error() == errc::limit_exceeded), bomb_r.error().to_string());
-        auto br = co_await c->get_sandbox_info(id_br);
+        auto br = co_await c->async_get_sandbox_info(id_br);
         BOOST_TEST_REQUIRE(br.has_error());
         BOOST_TEST((br.error() == errc::protocol_error), br.error().to_string());
-        auto bad = co_await c->get_sandbox_info(id_corrupt);
+        auto bad = co_await c->async_get_sandbox_info(id_corrupt);
         BOOST_TEST_REQUIRE(bad.has_error());
         BOOST_TEST((bad.error() == errc::protocol_error), bad.error().to_string());
     });
@@ -313,7 +313,7 @@ BOOST_AUTO_TEST_CASE(a_list_reply_over_the_json_cap_is_refused_while_reading)
         o.max_response_bytes = 1u << 20;
         auto c = client_for(ex, o);
         e2b::list_params const params;
-        auto r = co_await c->list_sandboxes(params);
+        auto r = co_await c->async_list_sandboxes(params);
         BOOST_TEST_REQUIRE(r.has_error());
         BOOST_TEST((r.error() == errc::limit_exceeded), r.error().to_string());
     });
@@ -333,8 +333,8 @@ BOOST_AUTO_TEST_CASE(uploads_are_gzipped_only_when_asked)
         auto packed = client_for(ex, gzip_opts);
         auto const t = target_for("0.5.7");
         std::string const path = "/w/f";
-        BOOST_TEST((co_await plain->write_file(t, path, data)).has_value());
-        BOOST_TEST((co_await packed->write_file(t, path, data)).has_value());
+        BOOST_TEST((co_await plain->async_write_file(t, path, data)).has_value());
+        BOOST_TEST((co_await packed->async_write_file(t, path, data)).has_value());
     });
     auto reqs = server.requests();
     BOOST_TEST_REQUIRE(reqs.size() == 2u);

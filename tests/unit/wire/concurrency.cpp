@@ -64,7 +64,7 @@ asio::awaitable<void> one_exec(e2b::client& c, int i, exec_result& res, std::ato
     p.process.cmd = "/bin/bash";
     p.process.args = {"-l", "-c", "word-" + std::to_string(i)};
     auto t = target_for();
-    auto s = co_await c.start_process(t, p);
+    auto s = co_await c.async_start_process(t, p);
     if (!s) {
         res.failure = s.error().to_string();
     } else {
@@ -136,7 +136,7 @@ asio::awaitable<void> one_signal(std::shared_ptr<e2b::client> client, std::atomi
     auto t = target_for();
     e2b::process_selector s;
     s.pid = 1;
-    auto r = co_await client->send_signal(t, s, process_signal::sigterm);
+    auto r = co_await client->async_send_signal(t, s, process_signal::sigterm);
     *ok += r.has_value();
     ++*finished;
 }
@@ -153,7 +153,7 @@ BOOST_AUTO_TEST_CASE(sequential_unary_calls_over_one_keep_alive_connection)
         s.pid = 1;
         for (int i = 0; i < n; ++i) {
             auto t0 = std::chrono::steady_clock::now();
-            auto r = co_await (*c)->send_signal(t, s, process_signal::sigterm);
+            auto r = co_await (*c)->async_send_signal(t, s, process_signal::sigterm);
             us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
             if (!r) break;
         }

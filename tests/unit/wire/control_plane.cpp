@@ -56,7 +56,7 @@ BOOST_AUTO_TEST_CASE(create_sends_new_sandbox_and_reads_the_sandbox)
         p.metadata = {{"owner", "me"}};
         p.env_vars = {{"A", "1"}};
         p.timeout = std::chrono::seconds(600);
-        auto h = co_await c.create_sandbox(p);
+        auto h = co_await c.async_create_sandbox(p);
         BOOST_TEST_REQUIRE(h.has_value());
         BOOST_TEST(h->sandbox_id == "sbx1");
         BOOST_TEST(h->envd_version == "0.5.7");
@@ -85,7 +85,7 @@ BOOST_AUTO_TEST_CASE(create_sends_lifecycle_only_when_set)
         p.auto_pause = true;
         p.auto_pause_memory = false;
         p.auto_resume = false;
-        BOOST_TEST((co_await c.create_sandbox(p)).has_value());
+        BOOST_TEST((co_await c.async_create_sandbox(p)).has_value());
     });
     BOOST_TEST(
         json::parse(server.requests()[0].body) ==
@@ -109,16 +109,16 @@ BOOST_AUTO_TEST_CASE(connect_distinguishes_resumed_and_running_and_sends_the_tim
         }
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
-        auto a = co_await c.connect_sandbox("sbx1", std::chrono::seconds(1200));
+        auto a = co_await c.async_connect_sandbox("sbx1", std::chrono::seconds(1200));
         BOOST_TEST((a->outcome == e2b::connect_result::kind::resumed));
-        auto b = co_await c.connect_sandbox("sbx1", std::chrono::seconds(1200));
+        auto b = co_await c.async_connect_sandbox("sbx1", std::chrono::seconds(1200));
         BOOST_TEST((b->outcome == e2b::connect_result::kind::already_running));
-        auto d = co_await c.connect_sandbox("sbx1", std::chrono::seconds(1200));
+        auto d = co_await c.async_connect_sandbox("sbx1", std::chrono::seconds(1200));
         BOOST_TEST_REQUIRE(d.has_error());
         BOOST_TEST((d.error() == errc::not_found));
         BOOST_TEST(d.error().http_status() == 404);
         BOOST_TEST(d.error().message() == "paused sandbox sbx1 not found");
-        auto e = co_await c.connect_sandbox("sbx1", std::chrono::seconds(1200));
+        auto e = co_await c.async_connect_sandbox("sbx1", std::chrono::seconds(1200));
         BOOST_TEST((e.error() == errc::conflict));
     });
     for (auto const& r : server.requests()) {
@@ -148,13 +148,13 @@ BOOST_AUTO_TEST_CASE(pause_outcomes)
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
         using k = e2b::pause_reply::kind;
-        BOOST_TEST(((co_await c.pause_sandbox("sbx1", true))->outcome == k::paused));
-        BOOST_TEST(((co_await c.pause_sandbox("sbx1", true))->outcome == k::already_paused));
-        auto busy = co_await c.pause_sandbox("sbx1", false);
+        BOOST_TEST(((co_await c.async_pause_sandbox("sbx1", true))->outcome == k::paused));
+        BOOST_TEST(((co_await c.async_pause_sandbox("sbx1", true))->outcome == k::already_paused));
+        auto busy = co_await c.async_pause_sandbox("sbx1", false);
         BOOST_TEST((busy->outcome == k::busy));
         BOOST_TEST(busy->http_status == 503);
-        BOOST_TEST(((co_await c.pause_sandbox("sbx1", true))->outcome == k::not_found));
-        auto bad = co_await c.pause_sandbox("sbx1", true);
+        BOOST_TEST(((co_await c.async_pause_sandbox("sbx1", true))->outcome == k::not_found));
+        auto bad = co_await c.async_pause_sandbox("sbx1", true);
         BOOST_TEST((bad.error() == errc::server_error));
     });
     auto reqs = server.requests();
@@ -180,10 +180,10 @@ BOOST_AUTO_TEST_CASE(kill_reports_gone_as_false_deciding_on_the_body_code)
         }
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
-        BOOST_TEST(*(co_await c.kill_sandbox("sbx1")) == true);
-        BOOST_TEST(*(co_await c.kill_sandbox("sbx1")) == false);
-        BOOST_TEST(*(co_await c.kill_sandbox("sbx1")) == false);
-        auto e = co_await c.kill_sandbox("sbx1");
+        BOOST_TEST(*(co_await c.async_kill_sandbox("sbx1")) == true);
+        BOOST_TEST(*(co_await c.async_kill_sandbox("sbx1")) == false);
+        BOOST_TEST(*(co_await c.async_kill_sandbox("sbx1")) == false);
+        auto e = co_await c.async_kill_sandbox("sbx1");
         BOOST_TEST((e.error() == errc::unauthenticated));
     });
     auto reqs = server.requests();
@@ -202,7 +202,7 @@ BOOST_AUTO_TEST_CASE(info_is_parsed_and_retried_on_5xx)
         return scripted_response::json(404, R"({"code":404,"message":"sandbox sbx2 not found"})");
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
-        auto i = co_await c.get_sandbox_info("sbx1");
+        auto i = co_await c.async_get_sandbox_info("sbx1");
         BOOST_TEST_REQUIRE(i.has_value());
         BOOST_TEST((i->state == e2b::sandbox_state::paused));
         BOOST_TEST(i->metadata.at("owner") == "me");
@@ -213,7 +213,7 @@ BOOST_AUTO_TEST_CASE(info_is_parsed_and_retried_on_5xx)
         BOOST_TEST(*i->envd_access_token == "tok-from-info-5432");
         BOOST_TEST_REQUIRE(i->lifecycle.has_value());
         BOOST_TEST(i->lifecycle->on_timeout == "pause");
-        auto gone = co_await c.get_sandbox_info("sbx2");
+        auto gone = co_await c.async_get_sandbox_info("sbx2");
         BOOST_TEST((gone.error() == errc::not_found));
     });
     auto reqs = server.requests();
@@ -240,18 +240,18 @@ BOOST_AUTO_TEST_CASE(list_encodes_metadata_twice_and_pages_with_x_next_token)
         p.metadata = {{"a b", "c"}};
         p.states = {e2b::sandbox_state::running, e2b::sandbox_state::paused};
         p.limit = 10;
-        auto page = co_await c.list_sandboxes(p);
+        auto page = co_await c.async_list_sandboxes(p);
         BOOST_TEST_REQUIRE(page.has_value());
         BOOST_TEST_REQUIRE(page->sandboxes.size() == 1u);
         BOOST_TEST(page->sandboxes[0].sandbox_id == "s1");
         BOOST_TEST(page->sandboxes[0].metadata.at("a b") == "c");
         BOOST_TEST(*page->next_token == "page-2");
         p.next_token = page->next_token;
-        auto last = co_await c.list_sandboxes(p);
+        auto last = co_await c.async_list_sandboxes(p);
         BOOST_TEST(last->sandboxes.empty());
         BOOST_TEST(!last->next_token);
         e2b::list_params no_filter;
-        auto plain = co_await c.list_sandboxes(no_filter);
+        auto plain = co_await c.async_list_sandboxes(no_filter);
         BOOST_TEST(plain.has_value());
     });
     auto reqs = server.requests();
@@ -265,7 +265,7 @@ BOOST_AUTO_TEST_CASE(set_timeout_body)
 {
     test_http_server server([](recorded_request const&) { return scripted_response::empty(204); });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
-        BOOST_TEST((co_await c.set_sandbox_timeout("sbx1", std::chrono::seconds(30))).has_value());
+        BOOST_TEST((co_await c.async_set_sandbox_timeout("sbx1", std::chrono::seconds(30))).has_value());
     });
     auto r = server.requests().at(0);
     BOOST_TEST(r.method == "POST");
@@ -287,7 +287,7 @@ BOOST_AUTO_TEST_CASE(rate_limit_is_retried_honouring_retry_after_then_succeeds)
     auto const t0 = std::chrono::steady_clock::now();
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
         e2b::create_sandbox_params defaults;
-        auto h = co_await c.create_sandbox(defaults);
+        auto h = co_await c.async_create_sandbox(defaults);
         BOOST_TEST(h.has_value());
     });
     auto const took = std::chrono::steady_clock::now() - t0;
@@ -307,7 +307,7 @@ BOOST_AUTO_TEST_CASE(rate_limit_exhaustion_is_rate_limited)
     with_client(
         server,
         [](e2b::client& c) -> asio::awaitable<void> {
-            auto h = co_await c.kill_sandbox("sbx1");
+            auto h = co_await c.async_kill_sandbox("sbx1");
             BOOST_TEST_REQUIRE(h.has_error());
             BOOST_TEST((h.error() == errc::rate_limited));
             BOOST_TEST(h.error().http_status() == 429);
@@ -325,7 +325,7 @@ BOOST_AUTO_TEST_CASE(retry_after_beyond_the_request_deadline_is_not_waited_for)
     });
     auto const t0 = std::chrono::steady_clock::now();
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
-        auto h = co_await c.kill_sandbox("sbx1");
+        auto h = co_await c.async_kill_sandbox("sbx1");
         BOOST_TEST((h.error() == errc::rate_limited));
     });
     BOOST_TEST(server.request_count() == 1u);
@@ -349,12 +349,12 @@ BOOST_AUTO_TEST_CASE(status_mapping_of_other_errors)
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
         e2b::create_sandbox_params defaults;
-        BOOST_TEST(((co_await c.create_sandbox(defaults)).error() == errc::permission_denied));
-        auto bad = co_await c.create_sandbox(defaults);
+        BOOST_TEST(((co_await c.async_create_sandbox(defaults)).error() == errc::permission_denied));
+        auto bad = co_await c.async_create_sandbox(defaults);
         BOOST_TEST((bad.error() == errc::invalid_argument));
         BOOST_TEST(bad.error().message() == "bad template");
-        BOOST_TEST(((co_await c.create_sandbox(defaults)).error() == errc::service_busy));
-        auto html = co_await c.create_sandbox(defaults);
+        BOOST_TEST(((co_await c.async_create_sandbox(defaults)).error() == errc::service_busy));
+        auto html = co_await c.async_create_sandbox(defaults);
         BOOST_TEST((html.error() == errc::server_error));
         BOOST_TEST(html.error().message().find("not json") != std::string::npos);
     });
@@ -365,7 +365,7 @@ BOOST_AUTO_TEST_CASE(malformed_success_body_is_a_protocol_error)
     test_http_server server([](recorded_request const&) { return scripted_response::json(201, R"({"sandboxID":5})"); });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
         e2b::create_sandbox_params defaults;
-        BOOST_TEST(((co_await c.create_sandbox(defaults)).error() == errc::protocol_error));
+        BOOST_TEST(((co_await c.async_create_sandbox(defaults)).error() == errc::protocol_error));
     });
 }
 
@@ -374,7 +374,7 @@ BOOST_AUTO_TEST_CASE(keep_alive_connection_is_reused)
     test_http_server server([](recorded_request const&) { return scripted_response::empty(204); });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
         for (int i = 0; i < 20; ++i)
-            BOOST_TEST((co_await c.set_sandbox_timeout("sbx1", std::chrono::seconds(5))).has_value());
+            BOOST_TEST((co_await c.async_set_sandbox_timeout("sbx1", std::chrono::seconds(5))).has_value());
     });
     BOOST_TEST(server.request_count() == 20u);
     BOOST_TEST(server.accepted_connections() == 1u);
@@ -389,7 +389,7 @@ BOOST_AUTO_TEST_CASE(server_closing_idle_connections_is_survived)
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
         for (int i = 0; i < 5; ++i)
-            BOOST_TEST((co_await c.set_sandbox_timeout("sbx1", std::chrono::seconds(5))).has_value());
+            BOOST_TEST((co_await c.async_set_sandbox_timeout("sbx1", std::chrono::seconds(5))).has_value());
     });
     BOOST_TEST(server.accepted_connections() == 5u);
 }

@@ -113,7 +113,7 @@ BOOST_AUTO_TEST_CASE(start_streams_events_and_sends_what_the_sdk_sends)
         p.process.cwd = "/workspace";
         p.user = "root";
         auto target = target_for();
-        auto s = co_await c.start_process(target, p);
+        auto s = co_await c.async_start_process(target, p);
         BOOST_TEST_REQUIRE(s.has_value());
         auto d = co_await drain(**s);
         BOOST_TEST(!d.failure);
@@ -154,7 +154,7 @@ BOOST_AUTO_TEST_CASE(zero_timeout_sends_no_deadline_and_no_user_no_authorization
         p.process.cmd = "sleep";
         p.timeout = std::chrono::milliseconds(0);
         auto target = target_for();
-        auto s = co_await c.start_process(target, p);
+        auto s = co_await c.async_start_process(target, p);
         auto d = co_await drain(**s);
         BOOST_TEST(!d.failure);
         BOOST_TEST(d.end->exit_code == 3);
@@ -174,7 +174,7 @@ BOOST_AUTO_TEST_CASE(sigkill_end_is_reported_as_sent)
         e2b::start_process_params p;
         p.process.cmd = "sleep";
         auto target = target_for();
-        auto d = co_await drain(**(co_await c.start_process(target, p)));
+        auto d = co_await drain(**(co_await c.async_start_process(target, p)));
         BOOST_TEST(!d.failure);
         BOOST_TEST(d.end->exit_code == -1);
         BOOST_TEST(!d.end->exited);
@@ -191,7 +191,7 @@ BOOST_AUTO_TEST_CASE(stream_without_end_event_is_unknown_outcome)
         e2b::start_process_params p;
         p.process.cmd = "x";
         auto target = target_for();
-        auto d = co_await drain(**(co_await c.start_process(target, p)));
+        auto d = co_await drain(**(co_await c.async_start_process(target, p)));
         BOOST_TEST_REQUIRE(d.failure.has_value());
         BOOST_TEST((*d.failure == errc::unknown_outcome));
         BOOST_TEST(d.stdout_text == "hi\n");
@@ -213,7 +213,7 @@ BOOST_AUTO_TEST_CASE(cut_stream_is_unknown_outcome)
         e2b::start_process_params p;
         p.process.cmd = "x";
         auto target = target_for();
-        auto d = co_await drain(**(co_await c.start_process(target, p)));
+        auto d = co_await drain(**(co_await c.async_start_process(target, p)));
         BOOST_TEST_REQUIRE(d.failure.has_value());
         BOOST_TEST((*d.failure == errc::unknown_outcome));
         BOOST_TEST(d.events.size() == 1u);
@@ -241,7 +241,7 @@ BOOST_AUTO_TEST_CASE(silent_stream_past_idle_timeout_is_unknown_outcome)
         p.process.cmd = "x";
         auto target = target_for();
         auto const t0 = std::chrono::steady_clock::now();
-        auto d = co_await drain(**(co_await (*c)->start_process(target, p)));
+        auto d = co_await drain(**(co_await (*c)->async_start_process(target, p)));
         BOOST_TEST_REQUIRE(d.failure.has_value());
         BOOST_TEST((*d.failure == errc::unknown_outcome), d.failure->to_string());
         BOOST_TEST(!d.end);
@@ -262,13 +262,13 @@ BOOST_AUTO_TEST_CASE(end_of_stream_errors_are_mapped)
         e2b::start_process_params p;
         p.process.cmd = "x";
         auto target = target_for();
-        auto d = co_await drain(**(co_await c.start_process(target, p)));
+        auto d = co_await drain(**(co_await c.async_start_process(target, p)));
         BOOST_TEST_REQUIRE(d.failure.has_value());
         BOOST_TEST((*d.failure == errc::timed_out));
         BOOST_TEST(d.failure->vendor_code() == "deadline_exceeded");
         e2b::process_selector sel;
         sel.pid = 77;
-        auto s = co_await c.connect_process(target, sel, std::chrono::milliseconds(0));
+        auto s = co_await c.async_connect_process(target, sel, std::chrono::milliseconds(0));
         BOOST_TEST_REQUIRE(s.has_value());
         auto d2 = co_await drain(**s);
         BOOST_TEST_REQUIRE(d2.failure.has_value());
@@ -307,13 +307,13 @@ BOOST_AUTO_TEST_CASE(protocol_violations_are_protocol_errors)
         p.process.cmd = "x";
         auto target = target_for();
         for (int i = 0; i < 4; ++i) {
-            auto s = co_await c.start_process(target, p);
+            auto s = co_await c.async_start_process(target, p);
             BOOST_TEST_REQUIRE(s.has_value());
             auto d = co_await drain(**s);
             BOOST_TEST_REQUIRE(d.failure.has_value());
             BOOST_TEST((*d.failure == errc::protocol_error), "case " << i << ": " << d.failure->to_string());
         }
-        auto s = co_await c.start_process(target, p);
+        auto s = co_await c.async_start_process(target, p);
         BOOST_TEST_REQUIRE(s.has_error());
         BOOST_TEST((s.error() == errc::protocol_error));
     });
@@ -331,9 +331,9 @@ BOOST_AUTO_TEST_CASE(http_errors_before_the_stream)
         e2b::start_process_params p;
         p.process.cmd = "x";
         auto target = target_for();
-        auto a = co_await c.start_process(target, p);
+        auto a = co_await c.async_start_process(target, p);
         BOOST_TEST((a.error() == errc::unauthenticated));
-        auto b = co_await c.start_process(target, p);
+        auto b = co_await c.async_start_process(target, p);
         BOOST_TEST((b.error() == errc::service_busy));
     });
 }
@@ -352,24 +352,24 @@ BOOST_AUTO_TEST_CASE(unary_process_calls)
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
         auto target = target_for();
-        auto l = co_await c.list_processes(target);
+        auto l = co_await c.async_list_processes(target);
         BOOST_TEST_REQUIRE(l.has_value());
         BOOST_TEST_REQUIRE(l->size() == 1u);
         BOOST_TEST((*l)[0].pid == 7u);
         BOOST_TEST(*(*l)[0].tag == "bg");
         e2b::process_selector seven;
         seven.pid = 7;
-        BOOST_TEST((co_await c.send_stdin(target, seven, "hello\n")).has_value());
-        BOOST_TEST((co_await c.close_stdin(target, seven)).has_value());
-        BOOST_TEST((co_await c.send_signal(target, seven, process_signal::sigkill)).has_value());
+        BOOST_TEST((co_await c.async_send_stdin(target, seven, "hello\n")).has_value());
+        BOOST_TEST((co_await c.async_close_stdin(target, seven)).has_value());
+        BOOST_TEST((co_await c.async_send_signal(target, seven, process_signal::sigkill)).has_value());
         e2b::process_selector eight;
         eight.pid = 8;
-        auto gone = co_await c.send_signal(target, eight, process_signal::sigterm);
+        auto gone = co_await c.async_send_signal(target, eight, process_signal::sigterm);
         BOOST_TEST_REQUIRE(gone.has_error());
         BOOST_TEST((gone.error() == errc::not_found));
         BOOST_TEST(gone.error().http_status() == 404);
         auto old = target_for("0.5.1");
-        auto unsupported = co_await c.close_stdin(old, seven);
+        auto unsupported = co_await c.async_close_stdin(old, seven);
         BOOST_TEST((unsupported.error() == errc::unsupported));
     });
     auto reqs = server.requests();
@@ -407,19 +407,19 @@ BOOST_AUTO_TEST_CASE(filesystem_calls)
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
         auto t = target_for();
-        BOOST_TEST(*(co_await c.make_dir(t, "/w/d")) == true);
-        BOOST_TEST(*(co_await c.make_dir(t, "/w/exists")) == false);
-        auto st = co_await c.stat(t, "/w/d");
+        BOOST_TEST(*(co_await c.async_make_dir(t, "/w/d")) == true);
+        BOOST_TEST(*(co_await c.async_make_dir(t, "/w/exists")) == false);
+        auto st = co_await c.async_stat(t, "/w/d");
         BOOST_TEST_REQUIRE(st.has_value());
         BOOST_TEST((st->type == e2b::file_type::directory));
         BOOST_TEST(st->size == 4096);
         BOOST_TEST(st->owner == "user");
-        BOOST_TEST(((co_await c.stat(t, "/w/missing")).error() == errc::not_found));
-        auto ls = co_await c.list_dir(t, "/w", 2);
+        BOOST_TEST(((co_await c.async_stat(t, "/w/missing")).error() == errc::not_found));
+        auto ls = co_await c.async_list_dir(t, "/w", 2);
         BOOST_TEST_REQUIRE(ls.has_value());
         BOOST_TEST(ls->size() == 1u);  // the entry of unknown type is skipped, as the SDK does
-        BOOST_TEST((co_await c.move(t, "/w/a", "/w/b"))->path == "/w/d");
-        BOOST_TEST((co_await c.remove(t, "/w/b")).has_value());
+        BOOST_TEST((co_await c.async_move(t, "/w/a", "/w/b"))->path == "/w/d");
+        BOOST_TEST((co_await c.async_remove(t, "/w/b")).has_value());
     });
     auto reqs = server.requests();
     check_unary(reqs[0], "/filesystem.Filesystem/MakeDir");
@@ -450,18 +450,18 @@ BOOST_AUTO_TEST_CASE(files_and_health)
     });
     with_client(server, [&](e2b::client& c) -> asio::awaitable<void> {
         auto t = target_for("0.5.7");
-        auto data = co_await c.read_file(t, "/w/a b.txt");
+        auto data = co_await c.async_read_file(t, "/w/a b.txt");
         BOOST_TEST_REQUIRE(data.has_value());
         BOOST_TEST(*data == binary);
-        BOOST_TEST(((co_await c.read_file(t, "/missing")).error() == errc::not_found));
-        auto w = co_await c.write_file(t, "/w/a b.txt", binary);
+        BOOST_TEST(((co_await c.async_read_file(t, "/missing")).error() == errc::not_found));
+        auto w = co_await c.async_write_file(t, "/w/a b.txt", binary);
         BOOST_TEST_REQUIRE(w.has_value());
         BOOST_TEST(w->path == "/w/a b.txt");
         BOOST_TEST((w->type == e2b::file_type::file));
         auto old = target_for("0.5.6");
-        BOOST_TEST((co_await c.write_file(old, "/w/a b.txt", binary)).has_value());
-        BOOST_TEST(*(co_await c.health(t)) == true);
-        BOOST_TEST(*(co_await c.health(t)) == false);  // 502: not running, not retried
+        BOOST_TEST((co_await c.async_write_file(old, "/w/a b.txt", binary)).has_value());
+        BOOST_TEST(*(co_await c.async_health(t)) == true);
+        BOOST_TEST(*(co_await c.async_health(t)) == false);  // 502: not running, not retried
     });
     auto reqs = server.requests();
     BOOST_TEST_REQUIRE(reqs.size() == 6u);
@@ -495,8 +495,8 @@ BOOST_AUTO_TEST_CASE(sandboxes_sharing_an_origin_share_connections)
         e2b::process_selector s;
         s.pid = 1;
         for (int i = 0; i < 10; ++i) {
-            BOOST_TEST((co_await c.send_signal(a, s, process_signal::sigterm)).has_value());
-            BOOST_TEST((co_await c.send_signal(b, s, process_signal::sigterm)).has_value());
+            BOOST_TEST((co_await c.async_send_signal(a, s, process_signal::sigterm)).has_value());
+            BOOST_TEST((co_await c.async_send_signal(b, s, process_signal::sigterm)).has_value());
         }
     });
     BOOST_TEST(server.accepted_connections() == 1u);
@@ -512,14 +512,14 @@ BOOST_AUTO_TEST_CASE(injection_attempts_are_rejected_before_sending)
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
         auto bad_id = target_for();
         bad_id.sandbox_id = "sbx1.evil.example/x";
-        BOOST_TEST(((co_await c.list_processes(bad_id)).error() == errc::invalid_argument));
+        BOOST_TEST(((co_await c.async_list_processes(bad_id)).error() == errc::invalid_argument));
         auto bad_token = target_for();
         bad_token.access_token = "tok\r\nX-Evil: 1";
-        BOOST_TEST(((co_await c.list_processes(bad_token)).error() == errc::invalid_argument));
+        BOOST_TEST(((co_await c.async_list_processes(bad_token)).error() == errc::invalid_argument));
         e2b::start_process_params p;
         p.process.cmd = "x";
         p.user = "root\r\nX-Evil: 1";  // base64-encoded into Authorization: harmless
-        auto s = co_await c.start_process(bad_token, p);
+        auto s = co_await c.async_start_process(bad_token, p);
         BOOST_TEST((s.error() == errc::invalid_argument));
     });
     BOOST_TEST(server.request_count() == 0u);
@@ -537,7 +537,7 @@ BOOST_AUTO_TEST_CASE(envd_origin_per_sandbox_without_sandbox_url)
         auto c = e2b::make_client(ex, o);
         BOOST_TEST_REQUIRE(c.has_value());
         auto t = target_for();
-        auto h = co_await (*c)->health(t);
+        auto h = co_await (*c)->async_health(t);
         BOOST_TEST_REQUIRE(h.has_error());
         BOOST_TEST(h.error().message().find("https://49983-sbx1.invalid:443") != std::string::npos,
                    h.error().to_string());
@@ -557,7 +557,7 @@ BOOST_AUTO_TEST_CASE(envd_origin_shared_for_e2b_domains)
         auto c = e2b::make_client(ex, o);
         BOOST_TEST_REQUIRE(c.has_value());
         auto t = target_for();
-        auto h = co_await (*c)->health(t);
+        auto h = co_await (*c)->async_health(t);
         BOOST_TEST_REQUIRE(h.has_error());
         BOOST_TEST(h.error().message().find("https://sandbox.e2b.app:443") != std::string::npos, h.error().to_string());
         BOOST_TEST(h.error().message().find("49983-") == std::string::npos, h.error().to_string());
@@ -583,7 +583,7 @@ BOOST_AUTO_TEST_CASE(cancellation_and_deadlines)
         asio::steady_timer timer(ex, std::chrono::milliseconds(100));
         timer.async_wait([&](boost::system::error_code) { sig.emit(asio::cancellation_type::terminal); });
         auto const t0 = std::chrono::steady_clock::now();
-        auto r = co_await asio::co_spawn(ex, c.list_processes(t),
+        auto r = co_await asio::co_spawn(ex, c.async_list_processes(t),
                                          asio::bind_cancellation_slot(sig.slot(), asio::use_awaitable));
         BOOST_TEST_REQUIRE(r.has_error());
         BOOST_TEST((r.error() == errc::cancelled), r.error().to_string());
@@ -591,7 +591,7 @@ BOOST_AUTO_TEST_CASE(cancellation_and_deadlines)
         // A stream's next() cancelled while waiting for data.
         e2b::start_process_params p;
         p.process.cmd = "sleep";
-        auto s = co_await c.start_process(t, p);
+        auto s = co_await c.async_start_process(t, p);
         BOOST_TEST_REQUIRE(s.has_value());
         auto first = co_await (*s)->next();  // start (arrives after the first delay)
         BOOST_TEST_REQUIRE(first.has_value());
@@ -610,7 +610,7 @@ BOOST_AUTO_TEST_CASE(cancellation_and_deadlines)
         o.max_retries = 0;
         auto c = e2b::make_client(ex, o);
         auto t = target_for();
-        auto r = co_await (*c)->list_processes(t);
+        auto r = co_await (*c)->async_list_processes(t);
         BOOST_TEST_REQUIRE(r.has_error());
         BOOST_TEST((r.error() == errc::timed_out), r.error().to_string());
     });

@@ -20,7 +20,7 @@ result<std::vector<e2b::sandbox_metric>> metrics_from(test_http_server& server, 
     return run_coro([&](asio::any_io_executor ex) -> asio::awaitable<result<std::vector<e2b::sandbox_metric>>> {
         auto c = e2b::make_client(ex, options_for(server.url()));
         BOOST_TEST_REQUIRE(c.has_value());
-        co_return co_await e2b::async_get_sandbox_metrics(**c, "sbx1", p);
+        co_return co_await (*c)->async_get_sandbox_metrics("sbx1", p);
     });
 }
 

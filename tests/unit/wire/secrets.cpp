@@ -50,22 +50,22 @@ BOOST_AUTO_TEST_CASE(no_secret_in_logs_or_errors)
         BOOST_TEST_REQUIRE(c.has_value());
         auto& cl = **c;
         e2b::create_sandbox_params p;
-        auto h = co_await cl.create_sandbox(p);
+        auto h = co_await cl.async_create_sandbox(p);
         BOOST_TEST_REQUIRE(h.has_value());
-        auto info = co_await cl.get_sandbox_info("sbx9");
+        auto info = co_await cl.async_get_sandbox_info("sbx9");
         texts.push_back(info.error().to_string());
         texts.push_back(info.error().message());
-        auto pause = co_await cl.pause_sandbox("sbx9", true);
+        auto pause = co_await cl.async_pause_sandbox("sbx9", true);
         texts.push_back(pause.error().to_string());
         e2b::envd_target t;
         t.sandbox_id = "sbx9";
         t.access_token = canary_token;
         t.envd_version = "0.5.7";
-        auto l = co_await cl.list_processes(t);
+        auto l = co_await cl.async_list_processes(t);
         texts.push_back(l.error().to_string());
         e2b::start_process_params sp;
         sp.process.cmd = "x";
-        auto s = co_await cl.start_process(t, sp);
+        auto s = co_await cl.async_start_process(t, sp);
         BOOST_TEST_REQUIRE(s.has_value());
         (void)co_await (*s)->next();
         auto end = co_await (*s)->next();
@@ -73,7 +73,7 @@ BOOST_AUTO_TEST_CASE(no_secret_in_logs_or_errors)
         BOOST_TEST((end.error() == errc::unauthenticated));
         texts.push_back(end.error().to_string());
         auto created = e2b::envd_target::from(*h);
-        auto l2 = co_await cl.list_processes(created);
+        auto l2 = co_await cl.async_list_processes(created);
         texts.push_back(l2.error().to_string());
     });
     // The server saw the real secrets...

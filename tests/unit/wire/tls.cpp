@@ -83,7 +83,7 @@ result<bool> probe(std::string const& url, std::optional<std::string> ca, int ca
         BOOST_TEST_REQUIRE(c.has_value());
         auto t = target_for();
         result<bool> r = false;
-        for (int i = 0; i < calls; ++i) r = co_await (*c)->health(t);
+        for (int i = 0; i < calls; ++i) r = co_await (*c)->async_health(t);
         co_return r;
     });
 }

@@ -1,0 +1,223 @@
+// e2b::client in the universal async model (issue 12) against the in-process
+// local server: the same operations completed through use_future, a plain
+// callback, deferred (alone and in a parallel_group) and co_await, and
+// per-operation cancellation bound straight to the token, on a control-plane
+// and on an envd operation.
+#include <prism_e2b/e2b/client.hpp>
+
+#include "local_server_fixture.hpp"
+#include "run_coro.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+using namespace prism_e2b;
+using namespace prism_e2b::test;
+namespace asio = boost::asio;
+
+namespace {
+
+/// A client-side io_context run by one thread of its own, for the tokens that
+/// are used from outside any coroutine (use_future, callbacks).
+struct client_thread {
+    asio::io_context ioc;
+    asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
+    std::thread runner{[this] { ioc.run(); }};
+    ~client_thread()
+    {
+        work.reset();
+        runner.join();
+    }
+};
+
+constexpr auto test_deadline = std::chrono::seconds(60);
+/// Longer than test_deadline: a request delayed this long can only end by cancellation.
+constexpr auto forever = std::chrono::seconds(600);
+
+std::shared_ptr<e2b::client> client_for(local_server_fixture const& srv, asio::any_io_executor ex)
+{
+    e2b::client_options o;
+    o.api_key = srv.api_key();
+    o.api_url = srv.api_url();
+    o.sandbox_url = srv.sandbox_url();
+    auto c = e2b::make_client(std::move(ex), o);
+    BOOST_TEST_REQUIRE(c.has_value(), (c ? "" : c.error().to_string()));
+    return *c;
+}
+
+template <class T>
+T ready(std::future<T>& f)
+{
+    BOOST_TEST_REQUIRE((f.wait_for(test_deadline) == std::future_status::ready));
+    return f.get();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(test_client_async_model)
+
+BOOST_AUTO_TEST_CASE(use_future_from_a_plain_thread)
+{
+    local_server_fixture srv;
+    client_thread t;
+    auto c = client_for(srv, t.ioc.get_executor());
+
+    e2b::create_sandbox_params p;
+    auto created_f = c->async_create_sandbox(p, asio::use_future);
+    auto created = ready(created_f);
+    BOOST_TEST_REQUIRE(created.has_value(), (created ? "" : created.error().to_string()));
+
+    auto info_f = c->async_get_sandbox_info(created->sandbox_id, asio::use_future);
+    auto info = ready(info_f);
+    BOOST_TEST_REQUIRE(info.has_value(), (info ? "" : info.error().to_string()));
+    BOOST_TEST(info->sandbox_id == created->sandbox_id);
+
+    auto killed_f = c->async_kill_sandbox(created->sandbox_id, asio::use_future);
+    auto killed = ready(killed_f);
+    BOOST_TEST_REQUIRE(killed.has_value());
+    BOOST_TEST(*killed == true);
+    // Errors are values: a second kill is false (404), info is errc::not_found.
+    auto again_f = c->async_kill_sandbox(created->sandbox_id, asio::use_future);
+    auto again = ready(again_f);
+    BOOST_TEST_REQUIRE(again.has_value());
+    BOOST_TEST(*again == false);
+    auto gone_f = c->async_get_sandbox_info(created->sandbox_id, asio::use_future);
+    auto gone = ready(gone_f);
+    BOOST_TEST((!gone && gone.error() == errc::not_found));
+}
+
+BOOST_AUTO_TEST_CASE(plain_callback_runs_on_the_client_executor)
+{
+    local_server_fixture srv;
+    client_thread t;
+    auto c = client_for(srv, t.ioc.get_executor());
+    e2b::create_sandbox_params p;
+    auto created_f = c->async_create_sandbox(p, asio::use_future);
+    auto created = ready(created_f);
+    BOOST_TEST_REQUIRE(created.has_value(), (created ? "" : created.error().to_string()));
+    auto const target = e2b::envd_target::from(*created);
+
+    std::promise<result<bool>> done;
+    std::atomic<bool> on_client_executor{false};
+    c->async_health(target, [&](result<bool> r) {
+        on_client_executor = t.ioc.get_executor().running_in_this_thread();
+        done.set_value(std::move(r));
+    });
+    auto fut = done.get_future();
+    auto healthy = ready(fut);
+    BOOST_TEST_REQUIRE(healthy.has_value(), (healthy ? "" : healthy.error().to_string()));
+    BOOST_TEST(*healthy == true);
+    // A handler with no associated executor completes on the client's executor,
+    // never inside the initiating call (this thread is not the client's).
+    BOOST_TEST(on_client_executor.load());
+
+    auto killed_f = c->async_kill_sandbox(created->sandbox_id, asio::use_future);
+    BOOST_TEST(ready(killed_f).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(deferred_owns_its_arguments_and_composes)
+{
+    local_server_fixture srv;
+    run_coro(
+        [&](asio::any_io_executor ex) -> asio::awaitable<void> {
+            auto c = client_for(srv, ex);
+            e2b::create_sandbox_params p;
+            auto created = co_await c->async_create_sandbox(p);
+            BOOST_TEST_REQUIRE(created.has_value(), (created ? "" : created.error().to_string()));
+            auto const target = e2b::envd_target::from(*created);
+
+            // The path and data die before the operation is launched: the deferred
+            // operation holds its own copies (ASan would see a dangling one).
+            auto write = [&] {
+                std::string path = "/tmp/deferred-" + random_token(4);
+                std::string data = "written later";
+                return c->async_write_file(target, path, std::move(data), asio::deferred);
+            }();
+            auto w = co_await std::move(write)(asio::use_awaitable);
+            BOOST_TEST_REQUIRE(w.has_value(), (w ? "" : w.error().to_string()));
+            auto back = co_await c->async_read_file(target, w->path);
+            BOOST_TEST_REQUIRE(back.has_value(), (back ? "" : back.error().to_string()));
+            BOOST_TEST(*back == "written later");
+
+            // Two deferred operations in one parallel_group.
+            auto [order, info, stat] = co_await asio::experimental::make_parallel_group(
+                                           c->async_get_sandbox_info(created->sandbox_id, asio::deferred),
+                                           c->async_stat(target, w->path, asio::deferred))
+                                           .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
+            BOOST_TEST(order.size() == 2u);
+            BOOST_TEST_REQUIRE(info.has_value(), (info ? "" : info.error().to_string()));
+            BOOST_TEST(info->sandbox_id == created->sandbox_id);
+            BOOST_TEST_REQUIRE(stat.has_value(), (stat ? "" : stat.error().to_string()));
+            BOOST_TEST(stat->size == 13);
+
+            auto k = co_await c->async_kill_sandbox(created->sandbox_id);
+            BOOST_TEST(k.has_value());
+        },
+        test_deadline);
+}
+
+// bind_cancellation_slot on the token reaches the operation directly: a
+// request the server holds for longer than the test may run completes with
+// errc::cancelled, and the client keeps working afterwards.
+BOOST_AUTO_TEST_CASE(per_operation_cancellation_on_control_plane_and_envd)
+{
+    local_server_fixture srv;
+    client_thread t;
+    auto c = client_for(srv, t.ioc.get_executor());
+    e2b::create_sandbox_params p;
+    auto created_f = c->async_create_sandbox(p, asio::use_future);
+    auto created = ready(created_f);
+    BOOST_TEST_REQUIRE(created.has_value(), (created ? "" : created.error().to_string()));
+    auto const id = created->sandbox_id;
+    auto const target = e2b::envd_target::from(*created);
+
+    {  // control plane: GET /sandboxes/{id}
+        srv.server().faults().add_latency("/sandboxes/" + id, forever);
+        asio::cancellation_signal sig;
+        std::promise<result<e2b::sandbox_info>> done;
+        c->async_get_sandbox_info(id, asio::bind_cancellation_slot(sig.slot(), [&](result<e2b::sandbox_info> r) {
+                                      done.set_value(std::move(r));
+                                  }));
+        // Emit on the executor the operation's slot is used from.
+        asio::post(t.ioc, [&] { sig.emit(asio::cancellation_type::terminal); });
+        auto fut = done.get_future();
+        auto r = ready(fut);
+        BOOST_TEST((!r && r.error() == errc::cancelled), (r ? "completed" : r.error().to_string()));
+        srv.server().faults().add_latency("/sandboxes/" + id, std::chrono::milliseconds(0));
+    }
+    {  // envd: process.Process/List
+        srv.server().faults().add_latency("/process.Process/List", forever);
+        asio::cancellation_signal sig;
+        std::promise<result<std::vector<e2b::process_info>>> done;
+        c->async_list_processes(
+            target, asio::bind_cancellation_slot(
+                        sig.slot(), [&](result<std::vector<e2b::process_info>> r) { done.set_value(std::move(r)); }));
+        asio::post(t.ioc, [&] { sig.emit(asio::cancellation_type::terminal); });
+        auto fut = done.get_future();
+        auto r = ready(fut);
+        BOOST_TEST((!r && r.error() == errc::cancelled), (r ? "completed" : r.error().to_string()));
+        srv.server().faults().add_latency("/process.Process/List", std::chrono::milliseconds(0));
+    }
+
+    // Still usable: both routes answer again.
+    auto info_f = c->async_get_sandbox_info(id, asio::use_future);
+    BOOST_TEST(ready(info_f).has_value());
+    auto list_f = c->async_list_processes(target, asio::use_future);
+    BOOST_TEST(ready(list_f).has_value());
+    auto killed_f = c->async_kill_sandbox(id, asio::use_future);
+    BOOST_TEST(ready(killed_f).has_value());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
