@@ -7,7 +7,7 @@
 #include "adapter/exec.hpp"
 #include "adapter/lifecycle.hpp"
 #include "adapter/sandbox_core.hpp"
-#include "adapter/spawn_op.hpp"
+#include "core/spawn_op.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

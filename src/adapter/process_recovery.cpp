@@ -4,7 +4,7 @@
 #include <prism_e2b/process_recovery.hpp>
 #include <prism_e2b/process_ref.hpp>
 
-#include "adapter/spawn_op.hpp"
+#include "core/spawn_op.hpp"
 
 #include <boost/asio/system_executor.hpp>
 

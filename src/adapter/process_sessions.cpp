@@ -2,7 +2,7 @@
 // cursor-paged output, over any disposable_sandbox that offers processes.
 #include <prism_e2b/process_sessions.hpp>
 
-#include "adapter/spawn_op.hpp"
+#include "core/spawn_op.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>

@@ -2,7 +2,7 @@
 // they report stream events to the sandbox's fsm and perform its actions.
 #include "adapter/process_state.hpp"
 
-#include "adapter/spawn_op.hpp"
+#include "core/spawn_op.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -272,6 +272,9 @@ std::string list_target(e2b::list_params const& p)
     }
     if (p.limit) add("limit", std::to_string(*p.limit));
     if (p.next_token) add("nextToken", encode_uri_component(*p.next_token));
+    if (p.template_id) add("template", encode_uri_component(*p.template_id));
+    if (p.started_after) add("startedAfter", encode_uri_component(*p.started_after));
+    if (p.ascending) add("order", *p.ascending ? "asc" : "desc");
     return "/v2/sandboxes" + q;
 }
 

@@ -24,7 +24,8 @@ std::string create_body(e2b::create_sandbox_params const& p);
 std::string timeout_body(std::chrono::seconds timeout);
 /// {"memory":<bool>}.
 std::string pause_body(bool memory);
-/// "/v2/sandboxes?..." with metadata, state, limit and nextToken as the SDK encodes them.
+/// "/v2/sandboxes?..." with metadata, state, limit, nextToken, template, startedAfter and order as the SDK encodes
+/// them.
 std::string list_target(e2b::list_params const& p);
 
 /// The Sandbox schema (create, connect). Registers the access token with the redactor.
