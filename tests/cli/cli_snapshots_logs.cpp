@@ -88,7 +88,8 @@ BOOST_AUTO_TEST_CASE(list_filters)
     auto const b = created(env, {"--label", "suite=cli-filters"});
     auto asc = run_cli({"list", "--label", "suite=cli-filters", "--order", "asc", "--json"}, env);
     BOOST_REQUIRE_MESSAGE(asc.exit == 0, asc.err);
-    auto const& arr = asc.json().as_array();
+    auto const doc = asc.json();
+    auto const& arr = doc.as_array();
     BOOST_REQUIRE_EQUAL(arr.size(), 2u);
     BOOST_TEST(arr[0].at("sandboxID").as_string() == a);
     BOOST_TEST(arr[1].at("sandboxID").as_string() == b);
