@@ -146,7 +146,9 @@ private:
     /// The entry of a file just uploaded: Stat of the path envd reported, so the
     /// size is real (envd's upload answer has none); the upload's own entry when
     /// Stat fails (the file was written either way).
-    boost::asio::awaitable<e2b::entry_info> entry_after_upload(e2b::envd_target target, e2b::entry_info uploaded);
+    boost::asio::awaitable<e2b::entry_info> stat_or(e2b::envd_target target, e2b::entry_info uploaded);
+    /// The written file of a single-file POST /files answer (status, body, then stat_or()).
+    boost::asio::awaitable<result<e2b::entry_info>> uploaded_entry(e2b::envd_target target, http_response reply);
     /// /files?path=...[&username=...]
     static std::string files_target(std::string const& path, std::optional<std::string> const& user);
     /// The options of one call: attempt and call bounds, reply cap, retries.

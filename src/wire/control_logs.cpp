@@ -49,14 +49,7 @@ asio::awaitable<result<std::vector<e2b::sandbox_log_entry>>> client_impl::get_sa
                                                                                            e2b::logs_params params)
 {
     std::string target = "/v2" + sandbox_path(sandbox_id) + "/logs";
-    char sep = '?';
-    auto add = [&](char const* name, std::string const& value) {
-        target += sep;
-        target += name;
-        target += '=';
-        target += rest::encode_uri_component(value);
-        sep = '&';
-    };
+    auto add = [&](char const* name, std::string const& value) { rest::append_query(target, name, value); };
     if (params.cursor) add("cursor", std::to_string(*params.cursor));
     if (params.limit) add("limit", std::to_string(*params.limit));
     if (params.backward) add("direction", "backward");

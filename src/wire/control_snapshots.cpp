@@ -55,14 +55,7 @@ asio::awaitable<result<e2b::snapshot_info>> client_impl::create_snapshot(std::st
 asio::awaitable<result<e2b::snapshot_page>> client_impl::list_snapshots(e2b::snapshot_list_params params)
 {
     std::string target = "/snapshots";
-    char sep = '?';
-    auto add = [&](char const* name, std::string const& value) {
-        target += sep;
-        target += name;
-        target += '=';
-        target += rest::encode_uri_component(value);
-        sep = '&';
-    };
+    auto add = [&](char const* name, std::string const& value) { rest::append_query(target, name, value); };
     if (params.sandbox_id) add("sandboxID", *params.sandbox_id);
     if (params.name) add("name", *params.name);
     if (params.limit) add("limit", std::to_string(*params.limit));

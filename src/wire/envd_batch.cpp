@@ -43,7 +43,7 @@ asio::awaitable<result<std::vector<e2b::entry_info>>> client_impl::write_files(e
                             " written files",
                         {"write files", r->status, {}});
     std::vector<e2b::entry_info> out;
-    for (auto& e : *entries) out.push_back(co_await entry_after_upload(target, std::move(e)));
+    for (auto& e : *entries) out.push_back(co_await stat_or(target, std::move(e)));
     co_return out;
 }
 

@@ -244,15 +244,21 @@ asio::awaitable<result<e2b::entry_info>> client_impl::write_file(e2b::envd_targe
     }
     auto r = co_await envd_http(target, std::move(req), call(false));
     if (!r) co_return r.error();
-    if (r->status != 200) co_return envd_http_error("write file", r->status, r->body);
-    auto entries = protojson::parse_upload_response(r->body);
-    if (!entries) co_return error(entries.error().code(), entries.error().message(), {"write file", r->status, {}});
-    if (entries->empty())
-        co_return error(errc::protocol_error, "envd did not describe the written file", {"write file", r->status, {}});
-    co_return co_await entry_after_upload(std::move(target), std::move(entries->front()));
+    co_return co_await uploaded_entry(std::move(target), std::move(*r));
 }
 
-asio::awaitable<e2b::entry_info> client_impl::entry_after_upload(e2b::envd_target target, e2b::entry_info uploaded)
+asio::awaitable<result<e2b::entry_info>> client_impl::uploaded_entry(e2b::envd_target target, http_response reply)
+{
+    if (reply.status != 200) co_return envd_http_error("write file", reply.status, reply.body);
+    auto entries = protojson::parse_upload_response(reply.body);
+    if (!entries) co_return error(entries.error().code(), entries.error().message(), {"write file", reply.status, {}});
+    if (entries->empty())
+        co_return error(errc::protocol_error, "envd did not describe the written file",
+                        {"write file", reply.status, {}});
+    co_return co_await stat_or(std::move(target), std::move(entries->front()));
+}
+
+asio::awaitable<e2b::entry_info> client_impl::stat_or(e2b::envd_target target, e2b::entry_info uploaded)
 {
     std::string path = uploaded.path;
     auto st = co_await stat(std::move(target), std::move(path));

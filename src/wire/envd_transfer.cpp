@@ -6,7 +6,6 @@
 #include "wire/client_impl.hpp"
 #include "wire/error_map.hpp"
 #include "wire/multipart_body.hpp"
-#include "wire/protojson.hpp"
 
 #include <algorithm>
 
@@ -190,14 +189,11 @@ asio::awaitable<result<e2b::streamed_write>> client_impl::write_file_stream(e2b:
     c.deadline = call_options::clock::time_point::max();
     auto r = co_await envd_http(target, std::move(req), c);
     if (!r) co_return r.error();
-    if (r->status != 200) co_return envd_http_error("write file", r->status, r->body);
-    auto entries = protojson::parse_upload_response(r->body);
-    if (!entries) co_return error(entries.error().code(), entries.error().message(), {"write file", r->status, {}});
-    if (entries->empty())
-        co_return error(errc::protocol_error, "envd did not describe the written file", {"write file", r->status, {}});
+    auto entry = co_await uploaded_entry(std::move(target), std::move(*r));
+    if (!entry) co_return entry.error();
     e2b::streamed_write out;
     out.transfer = body->summary();
-    out.entry = co_await entry_after_upload(std::move(target), std::move(entries->front()));
+    out.entry = std::move(*entry);
     co_return out;
 }
 

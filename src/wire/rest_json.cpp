@@ -202,6 +202,14 @@ std::string form_urlencode(std::string_view s)
     return out;
 }
 
+void append_query(std::string& target, std::string_view name, std::string_view value)
+{
+    target += target.find('?') == std::string::npos ? '?' : '&';
+    target.append(name);
+    target += '=';
+    target += encode_uri_component(value);
+}
+
 std::string create_body(e2b::create_sandbox_params const& p)
 {
     json::object o;
