@@ -25,7 +25,9 @@ struct transfer_progress {
     std::optional<std::uint64_t> total;  ///< the whole size, when known (Content-Length, the source's size)
 };
 
-/// Called after each chunk, on the client's executor; must not block.
+/// Called after each chunk, on a thread of the client's io_context (not
+/// necessarily the caller's strand), one call at a time per transfer; must not block.
+/// The sink and the source below are called the same way.
 using progress_callback = std::function<void(transfer_progress const&)>;
 
 /// Receives a streamed read's bytes in order, one chunk at a time (the chunk is
