@@ -107,6 +107,7 @@ void add_list(CLI::App& app, run_state& st)
         std::vector<std::string> labels;
         std::vector<std::string> states;
         std::size_t limit = 0;
+        std::optional<std::string> template_id, started_after, order;
         output_format format = output_format::text;
     };
     auto o = std::make_shared<options>();
@@ -119,9 +120,16 @@ void add_list(CLI::App& app, run_state& st)
         ->delimiter(',')
         ->check(CLI::IsMember({"running", "paused"}));
     cmd->add_option("--limit", o->limit, "list at most N sandboxes")->check(CLI::PositiveNumber);
+    cmd->add_option("-t,--template", o->template_id, "only sandboxes of this template id or alias");
+    cmd->add_option("--started-after", o->started_after, "only sandboxes started at or after this RFC 3339 time");
+    cmd->add_option("--order", o->order, "by start time: asc or desc (the server's default: desc)")
+        ->check(CLI::IsMember({"asc", "desc"}));
     add_format_options(cmd, o->format);
     cmd->callback([o, &st] {
         e2b::list_params params;
+        params.template_id = o->template_id;
+        params.started_after = o->started_after;
+        if (o->order) params.ascending = *o->order == "asc";
         for (auto const& l : o->labels) params.metadata.insert(split_label(l));
         for (auto const& s : o->states)
             params.states.push_back(s == "paused" ? e2b::sandbox_state::paused : e2b::sandbox_state::running);

@@ -84,6 +84,8 @@ void add_exec_command(CLI::App& app, run_state& st);        // cmd_exec.cpp: exe
 void add_files_commands(CLI::App& app, run_state& st);      // cmd_files.cpp: files get|put|ls
 void add_connect_command(CLI::App& app, run_state& st);     // cmd_connect.cpp: connect (terminal)
 void add_metrics_command(CLI::App& app, run_state& st);     // cmd_metrics.cpp: metrics
+void add_logs_command(CLI::App& app, run_state& st);        // cmd_logs.cpp: logs
+void add_snapshot_commands(CLI::App& app, run_state& st);   // cmd_snapshot.cpp: snapshot create|list|delete
 void add_demo_command(CLI::App& app, run_state& st);        // demo.cpp: demo
 void add_bench_command(CLI::App& app, run_state& st);       // bench.cpp: bench
 /// bench_pause_resume.cpp: `bench pause_resume_memory ...` (nullopt: another bench scenario).

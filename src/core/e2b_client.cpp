@@ -20,6 +20,12 @@ void complete_unsupported(completion_handler<T> h, char const* name)
     boost::asio::dispatch(boost::asio::append(std::move(h), std::move(r)));
 }
 
+/// The errc::unsupported error of operation `name` (the synchronous operations' default).
+error unsupported(char const* name)
+{
+    return error(errc::unsupported, "this client does not support the operation", {name, 0, {}});
+}
+
 }  // namespace
 
 client::~client() = default;
@@ -47,6 +53,44 @@ void client::do_get_sandbox_metrics(std::string, metrics_params, completion_hand
 void client::do_watch_dir(envd_target, watch_dir_params, completion_handler<std::unique_ptr<watch_event_stream>> h)
 {
     complete_unsupported(std::move(h), "filesystem.WatchDir");
+}
+
+void client::do_read_file_stream(envd_target, std::string, chunk_sink, transfer_options,
+                                 completion_handler<transfer_summary> h)
+{
+    complete_unsupported(std::move(h), "read file stream");
+}
+void client::do_write_file_stream(envd_target, std::string, chunk_source, transfer_options,
+                                  completion_handler<streamed_write> h)
+{
+    complete_unsupported(std::move(h), "write file stream");
+}
+void client::do_write_files(envd_target, std::vector<file_write>, completion_handler<std::vector<entry_info>> h)
+{
+    complete_unsupported(std::move(h), "write files");
+}
+void client::do_exists(envd_target, std::string, completion_handler<bool> h) { complete_unsupported(std::move(h), "exists"); }
+void client::do_create_snapshot(std::string, create_snapshot_params, completion_handler<snapshot_info> h)
+{
+    complete_unsupported(std::move(h), "create snapshot");
+}
+void client::do_list_snapshots(snapshot_list_params, completion_handler<snapshot_page> h)
+{
+    complete_unsupported(std::move(h), "list snapshots");
+}
+void client::do_delete_snapshot(std::string, completion_handler<bool> h) { complete_unsupported(std::move(h), "delete snapshot"); }
+void client::do_get_sandbox_logs(std::string, logs_params, completion_handler<std::vector<sandbox_log_entry>> h)
+{
+    complete_unsupported(std::move(h), "sandbox logs");
+}
+void client::do_update_network(std::string, network_update, completion_handler<void> h)
+{
+    complete_unsupported(std::move(h), "update network");
+}
+result<std::string> client::do_get_host(envd_target const&, std::uint16_t) const { return unsupported("get host"); }
+result<std::string> client::do_file_url(envd_target const&, std::string const&, file_url_options const&) const
+{
+    return unsupported("file url");
 }
 
 }  // namespace prism_e2b::e2b

@@ -402,7 +402,9 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
             co_await sink.send(rest_error(405, "method not allowed"));
         co_return;
     }
-    if (co_await handle_snapshot_routes(st, req, sink) || co_await handle_metrics_routes(st, req, sink)) co_return;
+    if (co_await handle_snapshot_routes(st, req, sink) || co_await handle_metrics_routes(st, req, sink) ||
+        co_await handle_log_routes(st, req, sink))
+        co_return;
     std::string_view rest(path);
     if (rest.rfind("/sandboxes/", 0) != 0) {
         co_await sink.send(rest_error(404, "no such route"));

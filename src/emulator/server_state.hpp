@@ -234,6 +234,9 @@ boost::asio::awaitable<bool> handle_snapshot_routes(std::shared_ptr<server_state
 /// GET /sandboxes/{id}/metrics and GET /sandboxes/metrics (metrics.cpp); false when `req` is neither.
 boost::asio::awaitable<bool> handle_metrics_routes(std::shared_ptr<server_state> st, http_request const& req,
                                                    response_sink& sink);
+/// GET /v2/sandboxes/{id}/logs and /sandboxes/{id}/logs (log_routes.cpp); false when `req` is neither.
+boost::asio::awaitable<bool> handle_log_routes(std::shared_ptr<server_state> st, http_request const& req,
+                                               response_sink& sink);
 boost::asio::awaitable<void> handle_admin(std::shared_ptr<server_state> st, http_request req, response_sink& sink);
 /// envd routes for a sandbox that exists, is running and was authenticated.
 boost::asio::awaitable<void> handle_process_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,

@@ -82,6 +82,25 @@ protected:
     // envd: filesystem.Filesystem/WatchDir (watch_stream.cpp)
     void do_watch_dir(e2b::envd_target target, e2b::watch_dir_params params,
                       completion_handler<std::unique_ptr<e2b::watch_event_stream>> h) override;
+    void do_read_file_stream(e2b::envd_target target, std::string path, e2b::chunk_sink sink,
+                             e2b::transfer_options options, completion_handler<e2b::transfer_summary> h) override;
+    void do_write_file_stream(e2b::envd_target target, std::string path, e2b::chunk_source source,
+                              e2b::transfer_options options, completion_handler<e2b::streamed_write> h) override;
+    void do_write_files(e2b::envd_target target, std::vector<e2b::file_write> files,
+                        completion_handler<std::vector<e2b::entry_info>> h) override;
+    void do_exists(e2b::envd_target target, std::string path, completion_handler<bool> h) override;
+    void do_create_snapshot(std::string sandbox_id, e2b::create_snapshot_params params,
+                            completion_handler<e2b::snapshot_info> h) override;
+    void do_list_snapshots(e2b::snapshot_list_params params, completion_handler<e2b::snapshot_page> h) override;
+    void do_delete_snapshot(std::string snapshot_id, completion_handler<bool> h) override;
+    void do_get_sandbox_logs(std::string sandbox_id, e2b::logs_params params,
+                             completion_handler<std::vector<e2b::sandbox_log_entry>> h) override;
+    void do_update_network(std::string sandbox_id, e2b::network_update update, completion_handler<void> h) override;
+    // signed_urls.cpp
+    result<std::string> do_get_host(e2b::envd_target const& target, std::uint16_t port) const override;
+    result<std::string> do_file_url(e2b::envd_target const& target, std::string const& path,
+                                    e2b::file_url_options const& options) const override;
+
 
 private:
     boost::asio::awaitable<result<e2b::pty_stream>> start_pty(e2b::envd_target target, e2b::pty_start_params params);
@@ -117,6 +136,36 @@ private:
     boost::asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> open_process_stream(
         std::string rpc, e2b::envd_target target, std::string body, std::chrono::milliseconds deadline,
         std::optional<std::string> user);
+    // issue 14 item 1 (client14): the coroutines behind the do_x overrides below
+    // envd_transfer.cpp: streamed /files
+    boost::asio::awaitable<result<e2b::transfer_summary>> read_file_stream(e2b::envd_target target, std::string path,
+                                                                           e2b::chunk_sink sink,
+                                                                           e2b::transfer_options options);
+    boost::asio::awaitable<result<e2b::streamed_write>> write_file_stream(e2b::envd_target target, std::string path,
+                                                                          e2b::chunk_source source,
+                                                                          e2b::transfer_options options);
+    // envd_batch.cpp: batch write and exists
+    boost::asio::awaitable<result<std::vector<e2b::entry_info>>> write_files(e2b::envd_target target,
+                                                                             std::vector<e2b::file_write> files);
+    boost::asio::awaitable<result<bool>> exists(e2b::envd_target target, std::string path);
+    // control_snapshots.cpp
+    boost::asio::awaitable<result<e2b::snapshot_info>> create_snapshot(std::string sandbox_id,
+                                                                       e2b::create_snapshot_params params);
+    boost::asio::awaitable<result<e2b::snapshot_page>> list_snapshots(e2b::snapshot_list_params params);
+    boost::asio::awaitable<result<bool>> delete_snapshot(std::string snapshot_id);
+    // control_logs.cpp: logs and network
+    boost::asio::awaitable<result<std::vector<e2b::sandbox_log_entry>>> get_sandbox_logs(std::string sandbox_id,
+                                                                                         e2b::logs_params params);
+    boost::asio::awaitable<result<void>> update_network(std::string sandbox_id, e2b::network_update update);
+
+    /// The entry of a file just uploaded: Stat of the path envd reported, so the
+    /// size is real (envd's upload answer has none); the upload's own entry when
+    /// Stat fails (the file was written either way).
+    boost::asio::awaitable<e2b::entry_info> stat_or(e2b::envd_target target, e2b::entry_info uploaded);
+    /// The written file of a single-file POST /files answer (status, body, then stat_or()).
+    boost::asio::awaitable<result<e2b::entry_info>> uploaded_entry(e2b::envd_target target, http_response reply);
+    /// /files?path=...[&username=...]
+    static std::string files_target(std::string const& path, std::optional<std::string> const& user);
     /// The options of one call: attempt and call bounds, reply cap, retries.
     call_options call(bool idempotent, std::size_t max_reply) const;
     call_options call(bool idempotent) const { return call(idempotent, opts_.raw.max_response_bytes); }

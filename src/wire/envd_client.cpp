@@ -7,11 +7,11 @@
 #include "wire/client_impl.hpp"
 #include "wire/error_map.hpp"
 #include "wire/gzip_encoder.hpp"
+#include "wire/multipart_body.hpp"
 #include "wire/protojson.hpp"
 #include "wire/rest_json.hpp"
 
 #include <algorithm>
-#include <random>
 
 namespace asio = boost::asio;
 
@@ -206,10 +206,6 @@ asio::awaitable<result<void>> client_impl::send_signal(e2b::envd_target target, 
 
 // ---- files and filesystem.Filesystem -----------------------------------------
 
-namespace {
-
-/// envd's plain HTTP errors (the SDK's envd error map): 502 means the sandbox
-/// is not running any more.
 error envd_http_error(std::string op, int status, std::string_view body)
 {
     if (status == 502)
@@ -220,8 +216,6 @@ error envd_http_error(std::string op, int status, std::string_view body)
         return error(errc::limit_exceeded, "not enough disk space in the sandbox", {std::move(op), status, {}});
     return rest_error(std::move(op), status, body);
 }
-
-}  // namespace
 
 asio::awaitable<result<std::string>> client_impl::read_file(e2b::envd_target target, std::string path)
 {
@@ -254,23 +248,39 @@ asio::awaitable<result<e2b::entry_info>> client_impl::write_file(e2b::envd_targe
             req.headers.emplace_back("Content-Encoding", "gzip");
         }
     } else {
-        thread_local std::mt19937_64 rng{std::random_device{}()};
-        std::string boundary = "prism-e2b-" + std::to_string(rng()) + std::to_string(rng());
-        while (data.find(boundary) != std::string::npos) boundary += std::to_string(rng() % 10);
-        std::string filename;
-        for (char c : path) filename += (c == '"' || c == '\r' || c == '\n') ? '_' : c;
-        req.headers.emplace_back("Content-Type", "multipart/form-data; boundary=" + boundary);
-        req.body = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + filename +
-                   "\"\r\nContent-Type: application/octet-stream\r\n\r\n" + data + "\r\n--" + boundary + "--\r\n";
+        std::string const boundary = multipart_boundary({data});
+        req.headers.emplace_back("Content-Type", multipart_content_type(boundary));
+        req.body = multipart_part_head(boundary, path) + data + multipart_tail(boundary);
     }
     auto r = co_await envd_http(target, std::move(req), call(false));
     if (!r) co_return r.error();
-    if (r->status != 200) co_return envd_http_error("write file", r->status, r->body);
-    auto entries = protojson::parse_upload_response(r->body);
-    if (!entries) co_return error(entries.error().code(), entries.error().message(), {"write file", r->status, {}});
+    co_return co_await uploaded_entry(std::move(target), std::move(*r));
+}
+
+asio::awaitable<result<e2b::entry_info>> client_impl::uploaded_entry(e2b::envd_target target, http_response reply)
+{
+    if (reply.status != 200) co_return envd_http_error("write file", reply.status, reply.body);
+    auto entries = protojson::parse_upload_response(reply.body);
+    if (!entries) co_return error(entries.error().code(), entries.error().message(), {"write file", reply.status, {}});
     if (entries->empty())
-        co_return error(errc::protocol_error, "envd did not describe the written file", {"write file", r->status, {}});
-    co_return std::move(entries->front());
+        co_return error(errc::protocol_error, "envd did not describe the written file",
+                        {"write file", reply.status, {}});
+    co_return co_await stat_or(std::move(target), std::move(entries->front()));
+}
+
+asio::awaitable<e2b::entry_info> client_impl::stat_or(e2b::envd_target target, e2b::entry_info uploaded)
+{
+    std::string path = uploaded.path;
+    auto st = co_await stat(std::move(target), std::move(path));
+    if (st) co_return std::move(*st);
+    co_return uploaded;
+}
+
+std::string client_impl::files_target(std::string const& path, std::optional<std::string> const& user)
+{
+    std::string t = "/files?path=" + rest::encode_uri_component(path);
+    if (user && !user->empty()) t += "&username=" + rest::encode_uri_component(*user);
+    return t;
 }
 
 asio::awaitable<result<bool>> client_impl::make_dir(e2b::envd_target target, std::string path)

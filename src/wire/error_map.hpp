@@ -29,6 +29,11 @@ errc errc_from_http_status(int status) noexcept;
 /// A REST error for a non-2xx answer; the message is the vendor's, redacted.
 error rest_error(std::string operation, int http_status, std::string_view body);
 
+/// envd's plain HTTP errors (/files, /health; the SDK's envd error map): 502 is
+/// not_found (the sandbox is not running), 400 invalid_argument, 507
+/// limit_exceeded, others as rest_error (defined in envd_client.cpp).
+error envd_http_error(std::string op, int status, std::string_view body);
+
 /// Connect code name -> errc (unknown names: server_error).
 errc errc_from_connect_code(std::string_view code) noexcept;
 

@@ -5,6 +5,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -35,6 +36,7 @@ beast_request to_beast(origin const& o, http_request const& r, bool accept_encod
     out.body() = r.body;
     out.keep_alive(true);
     out.prepare_payload();
+    if (r.body_stream) out.content_length(r.body_stream->size());  // the body follows the head, streamed
     return out;
 }
 
@@ -55,15 +57,50 @@ time_point earliest(time_point deadline, std::chrono::milliseconds step) noexcep
 
 namespace {
 
+/// Writes the head of `req`, then `body` piece by piece, each piece under the
+/// idle timeout (a large upload is bounded by progress, not by the head's bound).
+template <class Stream>
+asio::awaitable<result<void>> write_streamed(Stream& s, connection& c, beast_request const& req, body_source& body,
+                                             exchange_bounds const& bounds, std::string const& what)
+{
+    auto cs = co_await asio::this_coro::cancellation_state;
+    if (auto r = body.rewind(); !r) co_return error(r.error().code(), what + ": " + r.error().message());
+    c.expire_at(earliest(bounds.deadline, bounds.idle_timeout));
+    http::request_serializer<http::string_body> sr(req);
+    auto [hec, hn] = co_await http::async_write_header(s, sr, asio::as_tuple(asio::use_awaitable));
+    if (hec) co_return io_error(hec, cs, what);
+    std::uint64_t sent = 0;
+    for (;;) {
+        auto piece = body.next();
+        if (!piece) co_return error(piece.error().code(), what + ": " + piece.error().message());
+        if (piece->empty()) break;
+        sent += piece->size();
+        if (sent > body.size()) break;
+        c.expire_at(earliest(bounds.deadline, bounds.idle_timeout));
+        auto [ec, n] = co_await asio::async_write(s, asio::buffer(piece->data(), piece->size()),
+                                                  asio::as_tuple(asio::use_awaitable));
+        if (ec) co_return io_error(ec, cs, what);
+    }
+    if (sent != body.size())
+        co_return error(errc::invalid_argument, what + ": the body source yielded " + std::to_string(sent) +
+                                                    " bytes, not the " + std::to_string(body.size()) + " it announced");
+    co_return result<void>{};
+}
+
 template <class Stream>
 asio::awaitable<result<http_response>> exchange_stream(Stream& s, connection& c, beast_request const& req,
                                                        exchange_bounds bounds, exchange_progress& progress,
-                                                       std::string const& what)
+                                                       std::string const& what, body_source* upload)
 {
     auto cs = co_await asio::this_coro::cancellation_state;
-    c.expire_at(earliest(bounds.deadline, bounds.header_timeout));
-    auto [wec, wn] = co_await http::async_write(s, req, asio::as_tuple(asio::use_awaitable));
-    if (wec) co_return io_error(wec, cs, what);
+    if (upload) {
+        if (auto w = co_await write_streamed(s, c, req, *upload, bounds, what); !w) co_return w.error();
+        c.expire_at(earliest(bounds.deadline, bounds.header_timeout));  // the head follows the last piece
+    } else {
+        c.expire_at(earliest(bounds.deadline, bounds.header_timeout));
+        auto [wec, wn] = co_await http::async_write(s, req, asio::as_tuple(asio::use_awaitable));
+        if (wec) co_return io_error(wec, cs, what);
+    }
     http::response_parser<http::buffer_body> p;
     p.body_limit(bounds.max_body);  // raw bytes; a Content-Length over it fails with the head
     auto [hec, hn] = co_await http::async_read_header(s, c.buffer, p, asio::as_tuple(asio::use_awaitable));
@@ -114,10 +151,10 @@ asio::awaitable<result<http_response>> exchange_stream(Stream& s, connection& c,
 }  // namespace
 
 asio::awaitable<result<http_response>> exchange_on(connection& c, beast_request const& req, exchange_bounds bounds,
-                                                   exchange_progress& progress, std::string what)
+                                                   exchange_progress& progress, std::string what, body_source* upload)
 {
-    if (c.tls) co_return co_await exchange_stream(*c.tls, c, req, bounds, progress, what);
-    co_return co_await exchange_stream(*c.plain, c, req, bounds, progress, what);
+    if (c.tls) co_return co_await exchange_stream(*c.tls, c, req, bounds, progress, what, upload);
+    co_return co_await exchange_stream(*c.plain, c, req, bounds, progress, what, upload);
 }
 
 }  // namespace prism_e2b::wire

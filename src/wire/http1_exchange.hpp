@@ -42,11 +42,14 @@ struct exchange_progress {
 };
 
 /// Writes `req` and reads the whole response on `c` (call on its strand).
+/// With `upload`, the request's body is streamed from it (rewound first; each
+/// piece written under the idle timeout) instead of taken from `req`.
 /// Errors: see io_error(); errc::limit_exceeded over the cap (decoded size),
-/// errc::protocol_error for a corrupt or unoffered encoding.
+/// errc::protocol_error for a corrupt or unoffered encoding,
+/// errc::invalid_argument when `upload` yields other than its size.
 boost::asio::awaitable<result<http_response>> exchange_on(connection& c, beast_request const& req,
                                                           exchange_bounds bounds, exchange_progress& progress,
-                                                          std::string what);
+                                                          std::string what, body_source* upload = nullptr);
 
 }  // namespace prism_e2b::wire
 

@@ -8,6 +8,8 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <chrono>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,11 +23,24 @@ using header_list = std::vector<std::pair<std::string, std::string>>;
 /// Case-insensitive header lookup; nullptr when absent.
 std::string const* find_header(header_list const& headers, std::string_view name) noexcept;
 
+/// A request body produced piece by piece (a streamed upload), so the sender
+/// holds one piece at a time. The transport rewinds it before each attempt and
+/// sends Content-Length: size().
+class body_source {
+public:
+    virtual ~body_source() = default;
+    virtual std::uint64_t size() const noexcept = 0;
+    virtual result<void> rewind() = 0;
+    /// The next piece, valid until the next call; empty at the end.
+    virtual result<std::string_view> next() = 0;
+};
+
 struct http_request {
     std::string method = "GET";
     std::string target = "/";  ///< path and query, already encoded; base_path is prepended
     header_list headers;
     std::string body;
+    std::shared_ptr<body_source> body_stream;  ///< set: the body, streamed (`body` is then empty)
 };
 
 /// Header injection guard: names are tokens, values and the target carry no

@@ -42,7 +42,7 @@ struct http_transport::impl {
 
     asio::awaitable<attempt_outcome<http_response>> request_once(origin const& o, beast_request const& breq,
                                                                  call_options const& c, std::string const& what,
-                                                                 bool fresh)
+                                                                 bool fresh, body_source* body)
     {
         auto const queued = std::chrono::steady_clock::now();
         auto l = co_await pool.acquire(o, fresh);
@@ -50,7 +50,7 @@ struct http_transport::impl {
         auto const b = bounds(c, std::chrono::steady_clock::now() - queued);
         auto conn = l->conn;
         exchange_progress progress;
-        auto r = co_await on_strand(conn->strand, exchange_on(*conn, breq, b, progress, what));
+        auto r = co_await on_strand(conn->strand, exchange_on(*conn, breq, b, progress, what, body));
         if (!r) {
             bool const stale = conn->reused && !progress.got_bytes && is_stale_connection_error(r.error().code());
             co_return attempt_outcome<http_response>{std::move(r), stale};
@@ -101,8 +101,11 @@ asio::awaitable<result<http_response>> http_transport::request(origin o, http_re
     result<http_response> r = error(errc::cancelled, "not started");
     try {
         auto* self = impl_.get();
-        std::function<asio::awaitable<attempt_outcome<http_response>>(bool)> attempt =
-            [self, &o, &breq, &opts, &what](bool fresh) { return self->request_once(o, breq, opts, what, fresh); };
+        auto* body = req.body_stream.get();
+        std::function<asio::awaitable<attempt_outcome<http_response>>(bool)> attempt = [self, &o, &breq, &opts, &what,
+                                                                                        body](bool fresh) {
+            return self->request_once(o, breq, opts, what, fresh, body);
+        };
         r = co_await replay_if_stale(attempt);
     } catch (boost::system::system_error const& e) {
         // A coroutine cancelled before it suspends throws operation_aborted.

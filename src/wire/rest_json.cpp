@@ -202,6 +202,14 @@ std::string form_urlencode(std::string_view s)
     return out;
 }
 
+void append_query(std::string& target, std::string_view name, std::string_view value)
+{
+    target += target.find('?') == std::string::npos ? '?' : '&';
+    target.append(name);
+    target += '=';
+    target += encode_uri_component(value);
+}
+
 std::string create_body(e2b::create_sandbox_params const& p)
 {
     json::object o;
@@ -272,6 +280,9 @@ std::string list_target(e2b::list_params const& p)
     }
     if (p.limit) add("limit", std::to_string(*p.limit));
     if (p.next_token) add("nextToken", encode_uri_component(*p.next_token));
+    if (p.template_id) add("template", encode_uri_component(*p.template_id));
+    if (p.started_after) add("startedAfter", encode_uri_component(*p.started_after));
+    if (p.ascending) add("order", *p.ascending ? "asc" : "desc");
     return "/v2/sandboxes" + q;
 }
 

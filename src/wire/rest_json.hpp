@@ -18,13 +18,17 @@ std::string encode_uri_component(std::string_view s);
 /// application/x-www-form-urlencoded serialisation of one name or value (URLSearchParams).
 std::string form_urlencode(std::string_view s);
 
+/// Appends "?name=value" (or "&name=value" once `target` has a query), the value encoded.
+void append_query(std::string& target, std::string_view name, std::string_view value);
+
 /// POST /sandboxes body (NewSandbox).
 std::string create_body(e2b::create_sandbox_params const& p);
 /// {"timeout":<s>}: connect and set-timeout bodies.
 std::string timeout_body(std::chrono::seconds timeout);
 /// {"memory":<bool>}.
 std::string pause_body(bool memory);
-/// "/v2/sandboxes?..." with metadata, state, limit and nextToken as the SDK encodes them.
+/// "/v2/sandboxes?..." with metadata, state, limit, nextToken, template, startedAfter and order as the SDK encodes
+/// them.
 std::string list_target(e2b::list_params const& p);
 
 /// The Sandbox schema (create, connect). Registers the access token with the redactor.

@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <stdexcept>
 #include <string>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@ struct cli_result {
     int exit = -1;  ///< the exit code; 128+N for signal N; -1 when the deadline killed it
     std::string out;
     std::string err;
+    long peak_rss_kib = 0;  ///< the child's peak resident set (wait4's ru_maxrss)
 
     boost::json::value json() const { return boost::json::parse(out); }
 };
@@ -128,7 +130,9 @@ inline cli_result run_cli(std::vector<std::string> args, std::map<std::string, s
     for (int fd : {in[1], out[0], err[0]})
         if (fd >= 0) ::close(fd);
     int status = 0;
-    ::waitpid(pid, &status, 0);
+    rusage usage{};
+    ::wait4(pid, &status, 0, &usage);
+    r.peak_rss_kib = usage.ru_maxrss;
     if (killed)
         r.exit = -1;
     else if (WIFEXITED(status))

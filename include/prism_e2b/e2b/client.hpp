@@ -4,6 +4,10 @@
 
 #include <prism_e2b/async.hpp>
 #include <prism_e2b/e2b/client_options.hpp>
+#include <prism_e2b/e2b/file_transfer.hpp>
+#include <prism_e2b/e2b/network.hpp>
+#include <prism_e2b/e2b/sandbox_logs.hpp>
+#include <prism_e2b/e2b/snapshots.hpp>
 #include <prism_e2b/e2b/metrics.hpp>
 #include <prism_e2b/e2b/pty.hpp>
 #include <prism_e2b/e2b/types.hpp>
@@ -409,6 +413,104 @@ public:
             std::move(target), std::move(params));
     }
 
+    // ---- issue 14 item 1 (client14): streamed and batch files, exists, snapshots,
+    // logs, network, signed URLs, get_host. Each async_x completes with
+    // void(result<T>) on any completion token; the compiled do_x of a client
+    // other than make_client()'s answers errc::unsupported unless it overrides it.
+    // Arguments are copied before the operation starts; the client must outlive it.
+
+    /// GET /files streamed: the file's bytes reach `sink` chunk by chunk, never
+    /// the whole file at once. errc::not_found for a missing file or a sandbox
+    /// that is not running; the sink's error stops the transfer with that error.
+    template <class CompletionToken = default_completion_token>
+    auto async_read_file_stream(envd_target target, std::string path, chunk_sink sink, transfer_options options = {},
+                                CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<transfer_summary>(
+            token, [this](auto... a) { do_read_file_stream(std::move(a)...); }, std::move(target), std::move(path),
+            std::move(sink), std::move(options));
+    }
+    /// POST /files streamed from `source` (Content-Length: source.size), then
+    /// the file's real entry (Stat). errc::invalid_argument for a source whose
+    /// read or rewind is empty, or that yields more or fewer bytes than its size.
+    template <class CompletionToken = default_completion_token>
+    auto async_write_file_stream(envd_target target, std::string path, chunk_source source,
+                                 transfer_options options = {}, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<streamed_write>(
+            token, [this](auto... a) { do_write_file_stream(std::move(a)...); }, std::move(target), std::move(path),
+            std::move(source), std::move(options));
+    }
+    /// POST /files with several files in one multipart request (the SDK's
+    /// files.write([...])); the entries in the order given, each with its real size.
+    template <class CompletionToken = default_completion_token>
+    auto async_write_files(envd_target target, std::vector<file_write> files, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<std::vector<entry_info>>(
+            token, [this](auto... a) { do_write_files(std::move(a)...); }, std::move(target), std::move(files));
+    }
+    /// True when `path` exists (file, directory or link), false when not (Stat answered not_found).
+    template <class CompletionToken = default_completion_token>
+    auto async_exists(envd_target target, std::string path, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<bool>(
+            token, [this](auto... a) { do_exists(std::move(a)...); }, std::move(target), std::move(path));
+    }
+    /// POST /sandboxes/{id}/snapshots: a persistent snapshot of the sandbox's
+    /// current state (create_sandbox with its id as template_id starts from it).
+    template <class CompletionToken = default_completion_token>
+    auto async_create_snapshot(std::string sandbox_id, create_snapshot_params params = {}, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<snapshot_info>(
+            token, [this](auto... a) { do_create_snapshot(std::move(a)...); }, std::move(sandbox_id),
+            std::move(params));
+    }
+    /// GET /snapshots: one page.
+    template <class CompletionToken = default_completion_token>
+    auto async_list_snapshots(snapshot_list_params params = {}, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<snapshot_page>(
+            token, [this](auto... a) { do_list_snapshots(std::move(a)...); }, std::move(params));
+    }
+    /// DELETE /templates/{id}: true when deleted, false when it did not exist (404).
+    template <class CompletionToken = default_completion_token>
+    auto async_delete_snapshot(std::string snapshot_id, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<bool>(
+            token, [this](auto... a) { do_delete_snapshot(std::move(a)...); }, std::move(snapshot_id));
+    }
+    /// GET /v2/sandboxes/{id}/logs: the sandbox's log entries.
+    template <class CompletionToken = default_completion_token>
+    auto async_get_sandbox_logs(std::string sandbox_id, logs_params params = {}, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<std::vector<sandbox_log_entry>>(
+            token, [this](auto... a) { do_get_sandbox_logs(std::move(a)...); }, std::move(sandbox_id),
+            std::move(params));
+    }
+    /// PUT /sandboxes/{id}/network: replaces the egress rules. A server without
+    /// network control (501, prism-e2b-local) is errc::unsupported.
+    template <class CompletionToken = default_completion_token>
+    auto async_update_network(std::string sandbox_id, network_update update, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<void>(
+            token, [this](auto... a) { do_update_network(std::move(a)...); }, std::move(sandbox_id), std::move(update));
+    }
+
+    /// "<port>-<sandbox id>.<domain>", the host of a port of the sandbox as the
+    /// SDK's getHost(port) builds it (the target's domain, else the client's).
+    result<std::string> get_host(envd_target const& target, std::uint16_t port) const
+    {
+        return do_get_host(target, port);
+    }
+    /// A /files URL usable without the access token, signed as the SDK's
+    /// uploadUrl / downloadUrl sign it. errc::invalid_argument when the target
+    /// has no access token but an expiry is asked (as the SDK).
+    result<std::string> file_url(envd_target const& target, std::string const& path,
+                                 file_url_options const& options = {}) const
+    {
+        return do_file_url(target, path, options);
+    }
+
 protected:
     // The bodies of the operations above (the public templates' only callers).
     virtual void do_create_sandbox(create_sandbox_params params,
@@ -471,6 +573,24 @@ protected:
     /// Body of async_watch_dir.
     virtual void do_watch_dir(envd_target target, watch_dir_params params,
                               completion_handler<std::unique_ptr<watch_event_stream>> h);
+    // Bodies of the client14 operations above (files, snapshots, logs, network, URLs).
+    virtual void do_read_file_stream(envd_target target, std::string path, chunk_sink sink, transfer_options options,
+                                     completion_handler<transfer_summary> handler);
+    virtual void do_write_file_stream(envd_target target, std::string path, chunk_source source,
+                                      transfer_options options, completion_handler<streamed_write> handler);
+    virtual void do_write_files(envd_target target, std::vector<file_write> files,
+                                completion_handler<std::vector<entry_info>> handler);
+    virtual void do_exists(envd_target target, std::string path, completion_handler<bool> handler);
+    virtual void do_create_snapshot(std::string sandbox_id, create_snapshot_params params,
+                                    completion_handler<snapshot_info> handler);
+    virtual void do_list_snapshots(snapshot_list_params params, completion_handler<snapshot_page> handler);
+    virtual void do_delete_snapshot(std::string snapshot_id, completion_handler<bool> handler);
+    virtual void do_get_sandbox_logs(std::string sandbox_id, logs_params params,
+                                     completion_handler<std::vector<sandbox_log_entry>> handler);
+    virtual void do_update_network(std::string sandbox_id, network_update update, completion_handler<void> handler);
+    virtual result<std::string> do_get_host(envd_target const& target, std::uint16_t port) const;
+    virtual result<std::string> do_file_url(envd_target const& target, std::string const& path,
+                                            file_url_options const& options) const;
 };
 
 /// The real client over Boost.Beast + OpenSSL. Reads the E2B_* environment for

@@ -75,6 +75,10 @@ struct list_params {
     std::vector<sandbox_state> states;      ///< empty: the server's default
     std::optional<std::uint32_t> limit;     ///< page size; the server's default when absent
     std::optional<std::string> next_token;  ///< continuation token from the previous page
+    // Filters of API v2 (openapi.yml), sent only when set:
+    std::optional<std::string> template_id;    ///< `template`: a template id or alias
+    std::optional<std::string> started_after;  ///< `startedAfter`: RFC 3339, sandboxes started at or after it
+    std::optional<bool> ascending;             ///< `order`: asc (true) or desc (false, the server's default)
 };
 
 /// One page of GET /v2/sandboxes.

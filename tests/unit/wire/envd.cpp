@@ -445,6 +445,9 @@ BOOST_AUTO_TEST_CASE(files_and_health)
         }
         if (r.path() == "/files")
             return scripted_response::json(200, R"([{"path":"/w/a b.txt","name":"a b.txt","type":"file"}])");
+        if (r.path() == "/filesystem.Filesystem/Stat")  // after each write: the file's real entry
+            return scripted_response::json(
+                200, R"({"entry":{"name":"a b.txt","type":"FILE_TYPE_FILE","path":"/w/a b.txt","size":"11"}})");
         static std::atomic<int> health{0};
         return scripted_response::empty(health++ == 0 ? 204 : 502);
     });
@@ -458,12 +461,16 @@ BOOST_AUTO_TEST_CASE(files_and_health)
         BOOST_TEST_REQUIRE(w.has_value());
         BOOST_TEST(w->path == "/w/a b.txt");
         BOOST_TEST((w->type == e2b::file_type::file));
+        BOOST_TEST(w->size == 11);  // from the Stat that follows the upload
         auto old = target_for("0.5.6");
         BOOST_TEST((co_await c.async_write_file(old, "/w/a b.txt", binary)).has_value());
         BOOST_TEST(*(co_await c.async_health(t)) == true);
         BOOST_TEST(*(co_await c.async_health(t)) == false);  // 502: not running, not retried
     });
     auto reqs = server.requests();
+    auto const stats =
+        std::erase_if(reqs, [](recorded_request const& r) { return r.path() == "/filesystem.Filesystem/Stat"; });
+    BOOST_TEST(stats == 2u);
     BOOST_TEST_REQUIRE(reqs.size() == 6u);
     BOOST_TEST(reqs[0].method == "GET");
     BOOST_TEST(reqs[0].target == "/files?path=%2Fw%2Fa%20b.txt");

@@ -1,0 +1,213 @@
+// e2b::client's control-plane additions against the local server: snapshots
+// (create, list, start a sandbox from one, delete), sandbox logs with their
+// filters, the network update the local server cannot do (typed unsupported),
+// and the list filters template, startedAfter and order.
+#include <prism_e2b/e2b/client.hpp>
+
+#include "local_server_fixture.hpp"
+#include "run_coro.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+
+using namespace prism_e2b;
+using namespace prism_e2b::test;
+namespace asio = boost::asio;
+
+namespace {
+
+std::shared_ptr<e2b::client> client_for(local_server_fixture const& srv, asio::any_io_executor ex)
+{
+    e2b::client_options o;
+    o.api_key = srv.api_key();
+    o.api_url = srv.api_url();
+    o.sandbox_url = srv.sandbox_url();
+    auto c = e2b::make_client(ex, o);
+    BOOST_REQUIRE(c);
+    return *c;
+}
+
+asio::awaitable<e2b::sandbox_handle> new_sandbox(e2b::client& c, e2b::metadata_map metadata = {},
+                                                 std::string template_id = "base")
+{
+    e2b::create_sandbox_params cp;
+    cp.metadata = std::move(metadata);
+    cp.template_id = std::move(template_id);
+    auto h = co_await c.create_sandbox(cp);
+    BOOST_REQUIRE_MESSAGE(h, h.error().to_string());
+    co_return *h;
+}
+
+bool has_snapshot(e2b::snapshot_page const& p, std::string const& id)
+{
+    return std::any_of(p.snapshots.begin(), p.snapshots.end(),
+                       [&](e2b::snapshot_info const& s) { return s.snapshot_id == id; });
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(client_control)
+
+BOOST_AUTO_TEST_CASE(snapshot_create_list_start_from_delete)
+{
+    local_server_fixture srv;
+    run_coro(
+        [&](asio::any_io_executor ex) -> asio::awaitable<void> {
+            auto c = client_for(srv, ex);
+            auto h = co_await new_sandbox(*c);
+            auto const target = e2b::envd_target::from(h);
+            auto w = co_await c->write_file(target, "/home/user/kept.txt", std::string("from the snapshot"));
+            BOOST_REQUIRE(w);
+
+            e2b::create_snapshot_params sp;
+            sp.name = "client-snap";
+            auto snap = co_await c->async_create_snapshot(h.sandbox_id, sp);
+            BOOST_REQUIRE_MESSAGE(snap, snap.error().to_string());
+            BOOST_TEST(!snap->snapshot_id.empty());
+            BOOST_TEST(!snap->names.empty());
+
+            e2b::snapshot_list_params by_sandbox;
+            by_sandbox.sandbox_id = h.sandbox_id;
+            auto listed = co_await c->async_list_snapshots(by_sandbox);
+            BOOST_REQUIRE_MESSAGE(listed, listed.error().to_string());
+            BOOST_TEST(has_snapshot(*listed, snap->snapshot_id));
+            e2b::snapshot_list_params other_sandbox;
+            other_sandbox.sandbox_id = "no-such-sandbox";
+            auto none = co_await c->async_list_snapshots(other_sandbox);
+            BOOST_REQUIRE(none);
+            BOOST_TEST(!has_snapshot(*none, snap->snapshot_id));
+
+            // A snapshot is a template: a new sandbox starts with its files.
+            e2b::metadata_map no_metadata;
+            std::string const snapshot_template = snap->snapshot_id;
+            auto from = co_await new_sandbox(*c, no_metadata, snapshot_template);
+            auto kept = co_await c->read_file(e2b::envd_target::from(from), "/home/user/kept.txt");
+            BOOST_TEST((kept && *kept == "from the snapshot"));
+
+            auto deleted = co_await c->async_delete_snapshot(snap->snapshot_id);
+            BOOST_TEST((deleted && *deleted));
+            auto again = co_await c->async_delete_snapshot(snap->snapshot_id);
+            BOOST_TEST((again && !*again));
+            e2b::snapshot_list_params all;
+            auto after = co_await c->async_list_snapshots(all);
+            BOOST_REQUIRE(after);
+            BOOST_TEST(!has_snapshot(*after, snap->snapshot_id));
+
+            std::string const missing_id = "nosuchsandbox";
+            e2b::create_snapshot_params unnamed;
+            auto of_missing = co_await c->async_create_snapshot(missing_id, unnamed);
+            BOOST_TEST((!of_missing && of_missing.error() == errc::not_found));
+        },
+        std::chrono::seconds(120));
+}
+
+BOOST_AUTO_TEST_CASE(logs_with_filters)
+{
+    local_server_fixture srv;
+    run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto c = client_for(srv, ex);
+        auto h = co_await new_sandbox(*c);
+        e2b::logs_params defaults;
+        auto logs = co_await c->async_get_sandbox_logs(h.sandbox_id, defaults);
+        BOOST_REQUIRE_MESSAGE(logs, logs.error().to_string());
+        BOOST_REQUIRE_EQUAL(logs->size(), 1u);
+        BOOST_TEST((*logs)[0].level == "info");
+        BOOST_TEST((*logs)[0].message.find("base") != std::string::npos);
+        BOOST_TEST((*logs)[0].fields.at("sandboxID") == h.sandbox_id);
+        BOOST_TEST(!(*logs)[0].timestamp.empty());
+
+        auto paused = co_await c->pause_sandbox(h.sandbox_id, false);
+        BOOST_REQUIRE(paused);
+        logs = co_await c->async_get_sandbox_logs(h.sandbox_id, defaults);
+        BOOST_REQUIRE(logs);
+        BOOST_REQUIRE_EQUAL(logs->size(), 2u);
+        BOOST_TEST((*logs)[1].message.find("paused") != std::string::npos);
+
+        e2b::logs_params p;
+        p.backward = true;
+        p.limit = 1;
+        logs = co_await c->async_get_sandbox_logs(h.sandbox_id, p);
+        BOOST_REQUIRE(logs);
+        BOOST_REQUIRE_EQUAL(logs->size(), 1u);
+        BOOST_TEST((*logs)[0].message.find("paused") != std::string::npos);
+
+        e2b::logs_params warn;
+        warn.level = "warn";
+        logs = co_await c->async_get_sandbox_logs(h.sandbox_id, warn);
+        BOOST_TEST((logs && logs->empty()));
+        e2b::logs_params search;
+        search.search = "started";
+        logs = co_await c->async_get_sandbox_logs(h.sandbox_id, search);
+        BOOST_TEST((logs && logs->size() == 1u));
+
+        std::string const missing_id = "nosuchsandbox";
+        auto missing = co_await c->async_get_sandbox_logs(missing_id, defaults);
+        BOOST_TEST((!missing && missing.error() == errc::not_found));
+    });
+}
+
+BOOST_AUTO_TEST_CASE(network_update_is_typed_unsupported)
+{
+    local_server_fixture srv;
+    run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto c = client_for(srv, ex);
+        auto h = co_await new_sandbox(*c);
+        e2b::network_update u;
+        u.deny_out = {"0.0.0.0/0"};
+        auto r = co_await c->async_update_network(h.sandbox_id, u);
+        BOOST_REQUIRE(!r);
+        BOOST_TEST((r.error() == errc::unsupported));
+        BOOST_TEST(r.error().http_status() == 501);
+        std::string const missing_id = "nosuchsandbox";
+        auto missing = co_await c->async_update_network(missing_id, u);
+        BOOST_TEST((!missing && missing.error() == errc::not_found));
+    });
+}
+
+BOOST_AUTO_TEST_CASE(list_filters_template_started_after_order)
+{
+    local_server_fixture srv;
+    run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto c = client_for(srv, ex);
+        e2b::metadata_map scope{{"suite", "list-filters"}};
+        auto a = co_await new_sandbox(*c, scope);
+        auto b = co_await new_sandbox(*c, scope);
+        auto ids = [](e2b::sandbox_page const& p) {
+            std::vector<std::string> out;
+            for (auto const& s : p.sandboxes) out.push_back(s.sandbox_id);
+            return out;
+        };
+        e2b::list_params p;
+        p.metadata = scope;
+        p.ascending = true;
+        auto asc = co_await c->list_sandboxes(p);
+        BOOST_REQUIRE_MESSAGE(asc, asc.error().to_string());
+        BOOST_TEST((ids(*asc) == std::vector<std::string>{a.sandbox_id, b.sandbox_id}));
+        p.ascending = false;
+        auto desc = co_await c->list_sandboxes(p);
+        BOOST_REQUIRE(desc);
+        BOOST_TEST((ids(*desc) == std::vector<std::string>{b.sandbox_id, a.sandbox_id}));
+
+        p.ascending.reset();
+        p.template_id = "base";
+        auto base = co_await c->list_sandboxes(p);
+        BOOST_TEST((base && base->sandboxes.size() == 2u));
+        p.template_id = "no-such-template";
+        auto other = co_await c->list_sandboxes(p);
+        BOOST_TEST((other && other->sandboxes.empty()));
+
+        p.template_id.reset();
+        p.started_after = "2000-01-01T00:00:00Z";
+        auto since_2000 = co_await c->list_sandboxes(p);
+        BOOST_TEST((since_2000 && since_2000->sandboxes.size() == 2u));
+        p.started_after = "2200-01-01T00:00:00Z";
+        auto future = co_await c->list_sandboxes(p);
+        BOOST_TEST((future && future->sandboxes.empty()));
+        p.started_after = "yesterday";
+        auto bad = co_await c->list_sandboxes(p);
+        BOOST_TEST((!bad && bad.error() == errc::invalid_argument));
+    });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
