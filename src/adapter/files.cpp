@@ -153,14 +153,14 @@ private:
     {
         auto c = prepare(path, "files.read_file");
         if (!c) co_return c.error();
-        co_return co_await core_->client->read_file(std::move(c->target), std::move(c->path));
+        co_return co_await core_->client->async_read_file(std::move(c->target), std::move(c->path));
     }
 
     asio::awaitable<result<file_entry>> write_file(std::string path, std::string data)
     {
         auto c = prepare(path, "files.write_file");
         if (!c) co_return c.error();
-        auto r = co_await core_->client->write_file(std::move(c->target), std::move(c->path), std::move(data));
+        auto r = co_await core_->client->async_write_file(std::move(c->target), std::move(c->path), std::move(data));
         if (!r) co_return r.error();
         co_return to_entry(std::move(*r));
     }
@@ -170,7 +170,7 @@ private:
         if (depth == 0) co_return error(errc::invalid_argument, "depth must be at least 1", {"files.list_dir"});
         auto c = prepare(path, "files.list_dir");
         if (!c) co_return c.error();
-        auto r = co_await core_->client->list_dir(std::move(c->target), std::move(c->path), depth);
+        auto r = co_await core_->client->async_list_dir(std::move(c->target), std::move(c->path), depth);
         if (!r) co_return r.error();
         std::vector<file_entry> out;
         out.reserve(r->size());
@@ -182,7 +182,7 @@ private:
     {
         auto c = prepare(path, "files.stat");
         if (!c) co_return c.error();
-        auto r = co_await core_->client->stat(std::move(c->target), std::move(c->path));
+        auto r = co_await core_->client->async_stat(std::move(c->target), std::move(c->path));
         if (!r) co_return r.error();
         co_return to_entry(std::move(*r));
     }
@@ -196,7 +196,7 @@ private:
             std::find(core_->file_roots.begin(), core_->file_roots.end(), c->path) != core_->file_roots.end())
             co_return error(errc::permission_denied, "the workdir and the allowed roots cannot be removed",
                             {"files.remove"});
-        co_return co_await core_->client->remove(std::move(c->target), std::move(c->path));
+        co_return co_await core_->client->async_remove(std::move(c->target), std::move(c->path));
     }
 
     asio::awaitable<result<std::unique_ptr<file_watch>>> watch(std::string path, bool recursive)

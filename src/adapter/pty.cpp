@@ -171,7 +171,7 @@ private:
             co_await asio::this_coro::reset_cancellation_state();
             e2b::process_selector sel;
             sel.tag = tag;
-            (void)co_await core_->client->send_signal(*target, sel, process_signal::sigkill);
+            (void)co_await core_->client->async_send_signal(*target, sel, process_signal::sigkill);
             co_return pid.error();
         }
         co_return std::unique_ptr<terminal_handle>(std::make_unique<e2b_terminal>(core_, *pid, std::move(*stream)));

@@ -202,7 +202,7 @@ asio::awaitable<int> put(std::shared_ptr<e2b::client> c, put_options o)
     auto t = co_await running_target(*c, "files put", o.sandbox);
     if (!t.target) co_return t.exit;
     if (!source) {
-        auto r = co_await c->write_file(*t.target, o.remote, std::move(piped));
+        auto r = co_await c->async_write_file(*t.target, o.remote, std::move(piped));
         if (!r) co_return report("files put", r.error());
         co_return exit_ok;
     }
@@ -224,7 +224,7 @@ asio::awaitable<int> ls(std::shared_ptr<e2b::client> c, ls_options o)
 {
     auto t = co_await running_target(*c, "files ls", o.sandbox);
     if (!t.target) co_return t.exit;
-    auto r = co_await c->list_dir(*t.target, o.path, o.depth);
+    auto r = co_await c->async_list_dir(*t.target, o.path, o.depth);
     if (!r) co_return report("files ls", r.error());
     if (o.format == output_format::json) {
         json::array out;

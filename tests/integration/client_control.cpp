@@ -34,7 +34,7 @@ asio::awaitable<e2b::sandbox_handle> new_sandbox(e2b::client& c, e2b::metadata_m
     e2b::create_sandbox_params cp;
     cp.metadata = std::move(metadata);
     cp.template_id = std::move(template_id);
-    auto h = co_await c.create_sandbox(cp);
+    auto h = co_await c.async_create_sandbox(cp);
     BOOST_REQUIRE_MESSAGE(h, h.error().to_string());
     co_return *h;
 }
@@ -57,7 +57,7 @@ BOOST_AUTO_TEST_CASE(snapshot_create_list_start_from_delete)
             auto c = client_for(srv, ex);
             auto h = co_await new_sandbox(*c);
             auto const target = e2b::envd_target::from(h);
-            auto w = co_await c->write_file(target, "/home/user/kept.txt", std::string("from the snapshot"));
+            auto w = co_await c->async_write_file(target, "/home/user/kept.txt", std::string("from the snapshot"));
             BOOST_REQUIRE(w);
 
             e2b::create_snapshot_params sp;
@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_CASE(snapshot_create_list_start_from_delete)
             e2b::metadata_map no_metadata;
             std::string const snapshot_template = snap->snapshot_id;
             auto from = co_await new_sandbox(*c, no_metadata, snapshot_template);
-            auto kept = co_await c->read_file(e2b::envd_target::from(from), "/home/user/kept.txt");
+            auto kept = co_await c->async_read_file(e2b::envd_target::from(from), "/home/user/kept.txt");
             BOOST_TEST((kept && *kept == "from the snapshot"));
 
             auto deleted = co_await c->async_delete_snapshot(snap->snapshot_id);
@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(logs_with_filters)
         BOOST_TEST((*logs)[0].fields.at("sandboxID") == h.sandbox_id);
         BOOST_TEST(!(*logs)[0].timestamp.empty());
 
-        auto paused = co_await c->pause_sandbox(h.sandbox_id, false);
+        auto paused = co_await c->async_pause_sandbox(h.sandbox_id, false);
         BOOST_REQUIRE(paused);
         logs = co_await c->async_get_sandbox_logs(h.sandbox_id, defaults);
         BOOST_REQUIRE(logs);
@@ -181,31 +181,31 @@ BOOST_AUTO_TEST_CASE(list_filters_template_started_after_order)
         e2b::list_params p;
         p.metadata = scope;
         p.ascending = true;
-        auto asc = co_await c->list_sandboxes(p);
+        auto asc = co_await c->async_list_sandboxes(p);
         BOOST_REQUIRE_MESSAGE(asc, asc.error().to_string());
         BOOST_TEST((ids(*asc) == std::vector<std::string>{a.sandbox_id, b.sandbox_id}));
         p.ascending = false;
-        auto desc = co_await c->list_sandboxes(p);
+        auto desc = co_await c->async_list_sandboxes(p);
         BOOST_REQUIRE(desc);
         BOOST_TEST((ids(*desc) == std::vector<std::string>{b.sandbox_id, a.sandbox_id}));
 
         p.ascending.reset();
         p.template_id = "base";
-        auto base = co_await c->list_sandboxes(p);
+        auto base = co_await c->async_list_sandboxes(p);
         BOOST_TEST((base && base->sandboxes.size() == 2u));
         p.template_id = "no-such-template";
-        auto other = co_await c->list_sandboxes(p);
+        auto other = co_await c->async_list_sandboxes(p);
         BOOST_TEST((other && other->sandboxes.empty()));
 
         p.template_id.reset();
         p.started_after = "2000-01-01T00:00:00Z";
-        auto since_2000 = co_await c->list_sandboxes(p);
+        auto since_2000 = co_await c->async_list_sandboxes(p);
         BOOST_TEST((since_2000 && since_2000->sandboxes.size() == 2u));
         p.started_after = "2200-01-01T00:00:00Z";
-        auto future = co_await c->list_sandboxes(p);
+        auto future = co_await c->async_list_sandboxes(p);
         BOOST_TEST((future && future->sandboxes.empty()));
         p.started_after = "yesterday";
-        auto bad = co_await c->list_sandboxes(p);
+        auto bad = co_await c->async_list_sandboxes(p);
         BOOST_TEST((!bad && bad.error() == errc::invalid_argument));
     });
 }

@@ -143,7 +143,7 @@ BOOST_AUTO_TEST_CASE(stream_errors_are_typed)
         BOOST_TEST((!missing && missing.error() == errc::not_found));
 
         // A sink that refuses stops the transfer with its own error.
-        auto w = co_await c->write_file(target, "/home/user/a.txt", std::string(100000, 'a'));
+        auto w = co_await c->async_write_file(target, "/home/user/a.txt", std::string(100000, 'a'));
         BOOST_REQUIRE(w);
         e2b::chunk_sink refusing = [](std::string_view) -> result<void> {
             return error(errc::limit_exceeded, "disk full here");
@@ -170,7 +170,7 @@ BOOST_AUTO_TEST_CASE(write_file_reports_the_real_size)
     local_server_fixture srv;
     run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
         auto [c, h] = co_await new_sandbox(srv, ex);
-        auto w = co_await c->write_file(e2b::envd_target::from(h), "/home/user/s.txt", std::string(12345, 'x'));
+        auto w = co_await c->async_write_file(e2b::envd_target::from(h), "/home/user/s.txt", std::string(12345, 'x'));
         BOOST_REQUIRE(w);
         BOOST_TEST(w->size == 12345);
         BOOST_TEST((w->type == e2b::file_type::file));
@@ -194,7 +194,7 @@ BOOST_AUTO_TEST_CASE(batch_write_and_exists)
         BOOST_TEST((*w)[1].size == 70000);
         for (auto const& f : files) {
             if (f.path.find('"') != std::string::npos) continue;  // the name's quotes are replaced on the wire
-            auto back = co_await c->read_file(target, f.path);
+            auto back = co_await c->async_read_file(target, f.path);
             BOOST_REQUIRE(back);
             BOOST_TEST(*back == f.data);
         }
@@ -209,7 +209,7 @@ BOOST_AUTO_TEST_CASE(batch_write_and_exists)
         auto empty = co_await c->async_write_files(target, none);
         BOOST_TEST((empty && empty->empty()));
         // A sandbox that is gone: an error, never "does not exist".
-        auto killed = co_await c->kill_sandbox(h.sandbox_id);
+        auto killed = co_await c->async_kill_sandbox(h.sandbox_id);
         BOOST_REQUIRE(killed);
         auto gone = co_await c->async_exists(target, two);
         BOOST_TEST(!gone);
@@ -223,7 +223,7 @@ BOOST_AUTO_TEST_CASE(signed_urls_are_accepted_by_the_server_without_the_token)
         auto [c, h] = co_await new_sandbox(srv, ex);
         auto const target = e2b::envd_target::from(h);
         BOOST_REQUIRE(target.access_token);
-        auto w = co_await c->write_file(target, "/home/user/dl.txt", std::string("signed content"));
+        auto w = co_await c->async_write_file(target, "/home/user/dl.txt", std::string("signed content"));
         BOOST_REQUIRE(w);
 
         auto url = c->file_url(target, "/home/user/dl.txt");
@@ -251,7 +251,7 @@ BOOST_AUTO_TEST_CASE(signed_urls_are_accepted_by_the_server_without_the_token)
         auto posted =
             http.request("POST", target_of(*upload), "uploaded", {{"Content-Type", "application/octet-stream"}});
         BOOST_TEST(posted.status == 200);
-        auto back = co_await c->read_file(target, "/home/user/up load.txt");
+        auto back = co_await c->async_read_file(target, "/home/user/up load.txt");
         BOOST_TEST((back && *back == "uploaded"));
 
         e2b::file_url_options expired;
