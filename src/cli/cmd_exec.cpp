@@ -122,6 +122,12 @@ struct output {
 
 asio::awaitable<int> exec(std::shared_ptr<e2b::client> c, exec_options a)
 {
+    // Ctrl-C (or SIGTERM) stops the remote command too: SIGTERM first, SIGKILL
+    // on the second signal. The command runs without a deadline, so leaving it
+    // behind would leave it running. Caught from the start: a signal that comes
+    // before the start event (the pid) is sent once the pid is known.
+    auto ex = co_await asio::this_coro::executor;
+    auto signals = std::make_shared<asio::signal_set>(ex, SIGINT, SIGTERM);
     auto t = co_await running_target(*c, "exec", a.sandbox);
     if (!t.target) co_return t.exit;
     auto target = *t.target;
@@ -136,12 +142,6 @@ asio::awaitable<int> exec(std::shared_ptr<e2b::client> c, exec_options a)
     p.timeout = std::chrono::milliseconds(0);  // no deadline: the command runs as long as it needs
     auto s = co_await c->async_start_process(target, p);
     if (!s) co_return report("exec", s.error());
-    // Ctrl-C (or SIGTERM) stops the remote command too: SIGTERM first, SIGKILL
-    // on the second signal. The command ran without a deadline, so leaving it
-    // behind would leave it running. A signal that comes before the start event
-    // (the pid) is sent once the pid is known.
-    auto ex = co_await asio::this_coro::executor;
-    auto signals = std::make_shared<asio::signal_set>(ex, SIGINT, SIGTERM);
     auto sigs = std::make_shared<signal_state>();
     auto in = forward_stdin ? std::make_shared<stdin_reader>(ex) : nullptr;
     struct stop_helpers {  // on every way out: nothing keeps the io_context running

@@ -3,6 +3,7 @@
 // The binary is found through PRISM_E2B_CLI_PATH (compile definition or
 // environment), else next to the build tree (<build>/prism-e2b).
 #include "client_fixture.hpp"
+#include "eventually.hpp"
 #include "protocol/base64.hpp"
 
 #include <boost/json.hpp>
@@ -14,6 +15,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <spawn.h>
 #include <sstream>
 #include <sys/wait.h>
@@ -59,7 +61,7 @@ std::string slurp(fs::path const& p)
 
 /// Runs prism-e2b with `args`, E2B_* pointing at `url`; stdout/stderr captured.
 cli_result run_cli(std::vector<std::string> args, std::string const& url, bool with_key = true,
-                   std::optional<std::chrono::milliseconds> sigint_after = std::nullopt)
+                   std::function<bool()> sigint_when = {})
 {
     auto const bin = cli_path();
     BOOST_TEST_REQUIRE(fs::exists(bin), "build the prism_e2b_cli target first (missing " << bin << ")");
@@ -90,8 +92,8 @@ cli_result run_cli(std::vector<std::string> args, std::string const& url, bool w
     int rc = posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
     BOOST_TEST_REQUIRE(rc == 0);
-    if (sigint_after) {
-        std::this_thread::sleep_for(*sigint_after);
+    if (sigint_when) {
+        BOOST_TEST(eventually(sigint_when), "the state to interrupt the CLI in never came");
         ::kill(pid, SIGINT);
     }
     int status = 0;
@@ -277,7 +279,14 @@ BOOST_AUTO_TEST_CASE(exec_forwards_ctrl_c_as_sigterm)
             return scripted_response::json(200, "{}");
         },
         so);
-    auto e = run_cli({"exec", "sbx1", "--", "sleep", "60"}, server.url(), true, std::chrono::milliseconds(700));
+    // Interrupted while the command runs: once its stream is open (the CLI catches
+    // signals from its start, before its first request).
+    auto const started = [&] {
+        for (auto const& r : server.requests())
+            if (r.target == "/process.Process/Start") return true;
+        return false;
+    };
+    auto e = run_cli({"exec", "sbx1", "--", "sleep", "60"}, server.url(), true, started);
     BOOST_TEST(e.code == 143, e.err);
     bool forwarded = false;
     for (auto const& r : server.requests())
