@@ -9,7 +9,8 @@ packages=(g++ cmake ninja-build ccache pkg-config openssl ca-certificates python
           clang-14 clang-format-14 clang-tidy-14 doxygen
           libclang-rt-14-dev  # the libFuzzer runtime: the fuzz targets (tests/fuzz)
           # prism-e2b-local's namespaces engine and its isolation tests (ps, ipcmk, python3 in a sandbox)
-          coreutils procps util-linux)
+          coreutils procps util-linux
+          runsc)  # prism-e2b-local's gvisor engine (its tests and the second conformance run)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
