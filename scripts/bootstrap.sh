@@ -11,7 +11,8 @@ packages=(g++ cmake ninja-build ccache pkg-config openssl ca-certificates python
           # prism-e2b-local's namespaces engine and its isolation tests (ps, ipcmk, python3 in a sandbox)
           coreutils procps util-linux
           e2fsprogs  # mkfs.ext4: each sandbox's disk quota, a loop-mounted ext4 image (sandbox_disk.hpp)
-          slirp4netns)  # user-mode NAT: internet for a sandbox without the host's loopback
+          slirp4netns  # user-mode NAT: internet for a sandbox without the host's loopback
+          runsc)  # prism-e2b-local's gvisor engine (its tests and the second conformance run)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 

@@ -58,14 +58,16 @@ double ms_since(std::chrono::steady_clock::time_point t0)
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// A python process that fills `mib` MiB with random bytes and keeps them; the script returns once they are held.
+/// A python process that fills `mib` MiB with random bytes (16 MiB at a time: no second copy)
+/// and keeps them; the script returns once they are held, or fails when python died.
 std::string hold_memory_script(unsigned mib)
 {
     return "rm -f /tmp/held; nohup python3 -c 'import os,time\n"
-           "b = bytearray(os.urandom(" +
+           "n = " +
            std::to_string(std::uint64_t{mib} << 20) +
-           "))\nopen(\"/tmp/held\", \"w\").close()\ntime.sleep(10**6)' > /dev/null 2>&1 &\n"
-           "until [ -e /tmp/held ]; do sleep 0.05; done";
+           "\nb = bytearray(n)\nfor i in range(0, n, 1 << 24): b[i:i + (1 << 24)] = os.urandom(min(1 << 24, n - i))\n"
+           "open(\"/tmp/held\", \"w\").close()\ntime.sleep(10**6)' > /dev/null 2>&1 &\n"
+           "until [ -e /tmp/held ]; do kill -0 $! || exit 1; sleep 0.05; done";
 }
 
 /// Bytes of the memory image of `id` (gvisor: state_dir/sandboxes/<id>/memory).

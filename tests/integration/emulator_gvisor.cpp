@@ -271,6 +271,29 @@ BOOST_AUTO_TEST_CASE(filesystem_pause_reboots_with_the_files_kept)
     BOOST_TEST(r.stdout_text.find("while true") == std::string::npos);  // the counter did not survive
 }
 
+BOOST_AUTO_TEST_CASE(a_unix_socket_runsc_cannot_save_refuses_the_memory_pause_and_loses_nothing)
+{
+    state_dir dir;
+    auto f = gvisor_server(dir.path);
+    auto const api = api_headers(*f);
+    auto sb = create_sandbox(*f);
+    // A listener bound in the sandbox's own /tmp is a socket on the host: runsc cannot checkpoint it.
+    BOOST_REQUIRE(run_command(*f, sb,
+                              "nohup python3 -c 'import socket,time\ns = socket.socket(socket.AF_UNIX)\n"
+                              "s.bind(\"/tmp/app.sock\"); s.listen(1); open(\"/tmp/ready\", \"w\").close()\n"
+                              "time.sleep(600)' > /dev/null 2>&1 &")
+                      .end.has_value());
+    BOOST_REQUIRE(eventually([&] { return fs::exists(dir.path / "sandboxes" / sb.id / "root/tmp/ready"); }));
+    raw_http c(f->port());
+    auto refused = c.request("POST", "/sandboxes/" + sb.id + "/pause", R"({"memory":true})", api);
+    BOOST_TEST(refused.status == 409);
+    BOOST_TEST(refused.body.find("/tmp/app.sock") != std::string::npos);
+    // Still running, its envd answering; a pause without memory works.
+    BOOST_TEST(std::string(info(*f, sb).at("state").as_string()) == "running");
+    BOOST_TEST(run_command(*f, sb, "echo alive").stdout_text == "alive\n");
+    BOOST_TEST(post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":false})") == 204);
+}
+
 BOOST_AUTO_TEST_CASE(kill_leaves_nothing_behind)
 {
     state_dir dir;
