@@ -7,7 +7,7 @@
 
 #include "core/async_semaphore.hpp"
 #include "wire/exchange.hpp"
-#include "wire/http_transport.hpp"
+#include "wire/h2_transport.hpp"
 
 #include <chrono>
 #include <memory>
@@ -32,8 +32,8 @@ inline constexpr std::chrono::seconds stream_keepalive_interval{50};
 /// only immutable configuration plus the thread-safe transport and semaphore.
 class client_impl final : public e2b::client {
 public:
-    client_impl(boost::asio::any_io_executor ex, e2b::resolved_client_options opts,
-                std::shared_ptr<http_transport> transport, origin api, std::optional<origin> sandbox);
+    client_impl(boost::asio::any_io_executor ex, e2b::resolved_client_options opts, std::shared_ptr<exchange> transport,
+                origin api, std::optional<origin> sandbox);
 
     // control plane
     boost::asio::awaitable<result<e2b::sandbox_handle>> create_sandbox(e2b::create_sandbox_params params) override;
@@ -83,7 +83,7 @@ public:
                                                                                          e2b::metrics_params params);
     boost::asio::any_io_executor const& executor() const noexcept { return ex_; }
 
-    http_transport& transport() noexcept { return *transport_; }
+    exchange& transport() noexcept { return *transport_; }
 
 private:
     /// One control-plane request with retries; errors are transport errors only.
@@ -106,7 +106,7 @@ private:
 
     boost::asio::any_io_executor ex_;
     e2b::resolved_client_options opts_;
-    std::shared_ptr<http_transport> transport_;
+    std::shared_ptr<exchange> transport_;
     std::shared_ptr<exchange> stub_;
     origin api_;
     std::optional<origin> sandbox_;
