@@ -85,7 +85,7 @@ private:
         auto t = core_->activity_target("terminal.write");
         if (!t) co_return t.error();
         auto sel = pid_selector(pid_);
-        co_return co_await e2b::async_send_pty_input(*core_->client, std::move(*t), std::move(sel), std::move(bytes),
+        co_return co_await core_->client->async_send_pty_input(std::move(*t), std::move(sel), std::move(bytes),
                                                      asio::use_awaitable);
     }
 
@@ -95,7 +95,7 @@ private:
         if (!t) co_return t.error();
         auto sel = pid_selector(pid_);
         auto const s = to_pty_size(size);
-        co_return co_await e2b::async_resize_pty(*core_->client, std::move(*t), std::move(sel), s, asio::use_awaitable);
+        co_return co_await core_->client->async_resize_pty(std::move(*t), std::move(sel), s, asio::use_awaitable);
     }
 
     asio::awaitable<result<void>> kill()
@@ -104,7 +104,7 @@ private:
         if (!t) co_return t.error();
         kill_requested_ = true;
         auto sel = pid_selector(pid_);
-        co_return co_await e2b::async_kill_pty(*core_->client, std::move(*t), std::move(sel), asio::use_awaitable);
+        co_return co_await core_->client->async_kill_pty(std::move(*t), std::move(sel), asio::use_awaitable);
     }
 
     std::shared_ptr<e2b_sandbox_core> core_;
@@ -163,7 +163,7 @@ private:
         auto const tag = make_process_tag("prism-pty");
         p.tag = tag;
         co_await asio::this_coro::throw_if_cancelled(false);
-        auto stream = co_await e2b::async_start_pty(*core_->client, *target, std::move(p), asio::use_awaitable);
+        auto stream = co_await core_->client->async_start_pty(*target, std::move(p), asio::use_awaitable);
         if (!stream) co_return stream.error();
         auto pid = co_await read_start(**stream);
         if (!pid) {
@@ -183,7 +183,7 @@ private:
         if (!target) co_return target.error();
         auto sel = pid_selector(pid);
         auto stream =
-            co_await e2b::async_connect_pty(*core_->client, std::move(*target), std::move(sel), asio::use_awaitable);
+            co_await core_->client->async_connect_pty(std::move(*target), std::move(sel), asio::use_awaitable);
         if (!stream) co_return stream.error();
         // Connect's stream begins with a start event too.
         auto started = co_await read_start(**stream);

@@ -88,12 +88,12 @@ asio::awaitable<result<void>> client_impl::update_network(std::string sandbox_id
 void client_impl::do_get_sandbox_logs(std::string sandbox_id, e2b::logs_params params,
                                       completion_handler<std::vector<e2b::sandbox_log_entry>> h)
 {
-    detail::spawn_op(ex_, get_sandbox_logs(std::move(sandbox_id), std::move(params)), std::move(h));
+    detail::spawn_op(get_executor(), get_sandbox_logs(std::move(sandbox_id), std::move(params)), std::move(h));
 }
 
 void client_impl::do_update_network(std::string sandbox_id, e2b::network_update update, completion_handler<void> h)
 {
-    detail::spawn_op(ex_, update_network(std::move(sandbox_id), std::move(update)), std::move(h));
+    detail::spawn_op(get_executor(), update_network(std::move(sandbox_id), std::move(update)), std::move(h));
 }
 
 }  // namespace prism_e2b::wire

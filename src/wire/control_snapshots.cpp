@@ -91,17 +91,17 @@ asio::awaitable<result<bool>> client_impl::delete_snapshot(std::string snapshot_
 void client_impl::do_create_snapshot(std::string sandbox_id, e2b::create_snapshot_params params,
                                      completion_handler<e2b::snapshot_info> h)
 {
-    detail::spawn_op(ex_, create_snapshot(std::move(sandbox_id), std::move(params)), std::move(h));
+    detail::spawn_op(get_executor(), create_snapshot(std::move(sandbox_id), std::move(params)), std::move(h));
 }
 
 void client_impl::do_list_snapshots(e2b::snapshot_list_params params, completion_handler<e2b::snapshot_page> h)
 {
-    detail::spawn_op(ex_, list_snapshots(std::move(params)), std::move(h));
+    detail::spawn_op(get_executor(), list_snapshots(std::move(params)), std::move(h));
 }
 
 void client_impl::do_delete_snapshot(std::string snapshot_id, completion_handler<bool> h)
 {
-    detail::spawn_op(ex_, delete_snapshot(std::move(snapshot_id)), std::move(h));
+    detail::spawn_op(get_executor(), delete_snapshot(std::move(snapshot_id)), std::move(h));
 }
 
 }  // namespace prism_e2b::wire

@@ -58,12 +58,12 @@ asio::awaitable<result<bool>> client_impl::exists(e2b::envd_target target, std::
 void client_impl::do_write_files(e2b::envd_target target, std::vector<e2b::file_write> files,
                                  completion_handler<std::vector<e2b::entry_info>> h)
 {
-    detail::spawn_op(ex_, write_files(std::move(target), std::move(files)), std::move(h));
+    detail::spawn_op(get_executor(), write_files(std::move(target), std::move(files)), std::move(h));
 }
 
 void client_impl::do_exists(e2b::envd_target target, std::string path, completion_handler<bool> h)
 {
-    detail::spawn_op(ex_, exists(std::move(target), std::move(path)), std::move(h));
+    detail::spawn_op(get_executor(), exists(std::move(target), std::move(path)), std::move(h));
 }
 
 }  // namespace prism_e2b::wire

@@ -165,7 +165,7 @@ asio::awaitable<result<std::unique_ptr<e2b::watch_event_stream>>> client_impl::w
     auto opened =
         co_await open_connect_stream(std::move(rpc), std::move(target), std::move(body), params.timeout, params.user);
     if (!opened) co_return opened.error();
-    auto s = std::make_unique<watch_stream>(ex_, std::move(opened->stream), std::move(opened->slot),
+    auto s = std::make_unique<watch_stream>(get_executor(), std::move(opened->stream), std::move(opened->slot),
                                             opts_.raw.stream_idle_timeout);
     if (auto started = co_await s->await_start(); !started) co_return started.error();
     co_return std::unique_ptr<e2b::watch_event_stream>(std::move(s));
@@ -174,7 +174,7 @@ asio::awaitable<result<std::unique_ptr<e2b::watch_event_stream>>> client_impl::w
 void client_impl::do_watch_dir(e2b::envd_target target, e2b::watch_dir_params params,
                                completion_handler<std::unique_ptr<e2b::watch_event_stream>> h)
 {
-    detail::spawn_op(ex_, watch_dir(std::move(target), std::move(params)), std::move(h));
+    detail::spawn_op(get_executor(), watch_dir(std::move(target), std::move(params)), std::move(h));
 }
 
 }  // namespace prism_e2b::wire

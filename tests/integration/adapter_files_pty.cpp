@@ -190,7 +190,7 @@ BOOST_AUTO_TEST_CASE(client_watch_dir_errors_and_deadline)
             auto c = e2b::make_client(ex, o);
             BOOST_TEST_REQUIRE(c.has_value());
             e2b::create_sandbox_params cp;
-            auto h = co_await (*c)->create_sandbox(cp);
+            auto h = co_await (*c)->async_create_sandbox(cp);
             BOOST_TEST_REQUIRE(h.has_value());
             auto const target = e2b::envd_target::from(*h);
 
@@ -221,7 +221,7 @@ BOOST_AUTO_TEST_CASE(client_watch_dir_errors_and_deadline)
             open.path = "/workspace";
             auto w2 = co_await (*c)->async_watch_dir(target, open);
             BOOST_TEST_REQUIRE(w2.has_value());
-            auto k = co_await (*c)->kill_sandbox(h->sandbox_id);
+            auto k = co_await (*c)->async_kill_sandbox(h->sandbox_id);
             BOOST_TEST_REQUIRE(k.has_value());
             for (;;) {
                 auto ev = co_await (*w2)->async_next();

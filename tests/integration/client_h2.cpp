@@ -43,7 +43,7 @@ asio::awaitable<exec_outcome> run_script(std::shared_ptr<e2b::client> c, e2b::en
     e2b::start_process_params p;
     p.process.cmd = "/bin/sh";
     p.process.args = {"-c", script};
-    auto s = co_await c->start_process(t, p);
+    auto s = co_await c->async_start_process(t, p);
     if (!s) {
         r.failure = s.error();
         co_return r;
@@ -72,7 +72,7 @@ BOOST_AUTO_TEST_CASE(concurrent_streamed_execs_share_one_connection)
         auto c = e2b::make_client(ex, h2c_options(srv));
         BOOST_REQUIRE(c);
         e2b::create_sandbox_params cp;
-        auto h = co_await (*c)->create_sandbox(cp);
+        auto h = co_await (*c)->async_create_sandbox(cp);
         BOOST_REQUIRE_MESSAGE(h, (h ? "" : h.error().message()));
         auto const t = e2b::envd_target::from(*h);
         // Every exec waits until all n are running (a file per exec, counted),
@@ -127,7 +127,7 @@ BOOST_AUTO_TEST_CASE(tls_with_alpn_h2_carries_api_and_envd_on_one_connection)
         auto c = e2b::make_client(ex, o);
         BOOST_REQUIRE(c);
         e2b::create_sandbox_params cp;
-        auto h = co_await (*c)->create_sandbox(cp);
+        auto h = co_await (*c)->async_create_sandbox(cp);
         BOOST_REQUIRE_MESSAGE(h, (h ? "" : h.error().message()));
         auto const t = e2b::envd_target::from(*h);
         std::string const one = "echo one; exit 3", two = "echo two >&2";
@@ -160,7 +160,7 @@ BOOST_AUTO_TEST_CASE(tls_without_a_trusted_ca_is_refused)
         auto c = e2b::make_client(ex, o);
         BOOST_REQUIRE(c);
         e2b::create_sandbox_params cp;
-        auto h = co_await (*c)->create_sandbox(cp);
+        auto h = co_await (*c)->async_create_sandbox(cp);
         BOOST_REQUIRE(!h);
         BOOST_TEST(h.error().message().find("certificate") != std::string::npos, h.error().message());
     });

@@ -164,14 +164,14 @@ BOOST_AUTO_TEST_CASE(goaway_moves_new_streams_to_a_new_connection_and_lets_the_o
         BOOST_REQUIRE(c);
         auto const t = target();  // named: g++ 12 must not see temporaries inside co_await
         auto const p = sh("true");
-        auto s = co_await (*c)->start_process(t, p);
+        auto s = co_await (*c)->async_start_process(t, p);
         BOOST_REQUIRE_MESSAGE(s, (s ? "" : s.error().message()));
         auto first = co_await (*s)->next();
         BOOST_REQUIRE(first);
         BOOST_REQUIRE(*first);
         BOOST_TEST(std::holds_alternative<e2b::start_event>(**first));
         // The server sent GOAWAY (last stream id: this stream's): a new request opens a new connection.
-        auto h = co_await (*c)->health(t);
+        auto h = co_await (*c)->async_health(t);
         BOOST_REQUIRE_MESSAGE(h, (h ? "" : h.error().message()));
         BOOST_TEST(*h);
         BOOST_TEST(srv.accepted.load() == 2);
@@ -206,7 +206,7 @@ BOOST_AUTO_TEST_CASE(rst_stream_mid_exec_is_an_unknown_outcome_and_a_typed_error
         BOOST_REQUIRE(c);
         auto const t = target();  // named: g++ 12 must not see temporaries inside co_await
         auto const p = sh("true");
-        auto s = co_await (*c)->start_process(t, p);
+        auto s = co_await (*c)->async_start_process(t, p);
         BOOST_REQUIRE(s);
         auto first = co_await (*s)->next();
         BOOST_REQUIRE(first);
@@ -215,7 +215,7 @@ BOOST_AUTO_TEST_CASE(rst_stream_mid_exec_is_an_unknown_outcome_and_a_typed_error
         BOOST_TEST((cut.error() == errc::unknown_outcome));  // never an exit code
         BOOST_TEST(cut.error().message().find("reset") != std::string::npos, cut.error().message());
         // A unary call cut by RST_STREAM: the error carries the HTTP/2 error code.
-        auto h = co_await (*c)->health(t);
+        auto h = co_await (*c)->async_health(t);
         BOOST_REQUIRE(!h);
         BOOST_TEST(std::string(h.error().code().category().name()) == "http2", h.error().message());
         BOOST_TEST(h.error().code().value() == 2);  // INTERNAL_ERROR
@@ -249,7 +249,7 @@ BOOST_AUTO_TEST_CASE(a_reader_that_does_not_read_holds_the_server_back)
             BOOST_REQUIRE(c);
             auto const t = target();
             auto const p = sh("true");
-            auto s = co_await (*c)->start_process(t, p);
+            auto s = co_await (*c)->async_start_process(t, p);
             BOOST_REQUIRE(s);
             // Nothing is read: the server gets at most the stream's window (256 KiB)
             // plus its own per-stream queue (256 KiB) ahead, never the 8 MiB.

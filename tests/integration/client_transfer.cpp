@@ -36,7 +36,7 @@ asio::awaitable<std::pair<std::shared_ptr<e2b::client>, e2b::sandbox_handle>> ne
     auto c = client_for(srv, ex);
     BOOST_REQUIRE(c);
     e2b::create_sandbox_params cp;
-    auto h = co_await (*c)->create_sandbox(cp);
+    auto h = co_await (*c)->async_create_sandbox(cp);
     BOOST_REQUIRE_MESSAGE(h, h.error().to_string());
     co_return std::pair{*c, *h};
 }
@@ -291,7 +291,7 @@ BOOST_AUTO_TEST_CASE(get_host_is_built_as_the_sdk_builds_it)
 BOOST_AUTO_TEST_CASE(another_client_answers_unsupported)
 {
     asio::io_context ioc;
-    fake_e2b_client fake;
+    fake_e2b_client fake(ioc.get_executor());
     e2b::envd_target t;
     t.sandbox_id = "x";
     auto fut = fake.async_exists(t, "/a", asio::bind_executor(ioc, asio::use_future));

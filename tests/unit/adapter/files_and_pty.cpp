@@ -52,7 +52,8 @@ BOOST_AUTO_TEST_SUITE(test_files_and_pty)
 
 BOOST_AUTO_TEST_CASE(escapes_are_refused_before_any_vendor_call)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     // Built outside the coroutine: g++ 12 and braced or converted temporaries inside co_await.
     auto const opts = with_roots(N({"/tmp/"}));
     auto const escapes = N({"..", "../etc/passwd", "a/../../x", "./../workspace2", "/etc/passwd",
@@ -62,7 +63,7 @@ BOOST_AUTO_TEST_CASE(escapes_are_refused_before_any_vendor_call)
     std::string const nul("a\0b", 3);
     std::string const huge_path(5000, 'a');
     std::string const one_byte = "x";
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake, opts);
         auto* files = sb->files();
         BOOST_TEST_REQUIRE(files != nullptr);
@@ -102,12 +103,13 @@ BOOST_AUTO_TEST_CASE(escapes_are_refused_before_any_vendor_call)
 
 BOOST_AUTO_TEST_CASE(paths_resolve_under_the_workspace_and_the_roots)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     auto const opts = with_roots(N({"/tmp"}));
     auto const reads_of = N({"a.txt", "src/./lib//x.cpp", "src/../b.txt", "/workspace/c.txt", "/tmp/d.txt"});
     std::string const write_to = "out/e.txt", data = "data", here = "", dot = ".", stat_of = "/tmp/../tmp/f",
                       remove_of = "g";
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake, opts);
         auto* files = sb->files();
         fake->clear_calls();
@@ -137,8 +139,9 @@ BOOST_AUTO_TEST_CASE(paths_resolve_under_the_workspace_and_the_roots)
 
 BOOST_AUTO_TEST_CASE(bad_file_roots_are_refused_at_create)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    auto r = run_coro([&](auto ex) {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    auto r = run_coro(test_ioc, [&](auto ex) {
         auto o = with_roots(N({"tmp"}));
         o.client = fake;
         return async_create_e2b_sandbox(ex, std::move(o));
@@ -150,8 +153,9 @@ BOOST_AUTO_TEST_CASE(bad_file_roots_are_refused_at_create)
 
 BOOST_AUTO_TEST_CASE(errors_carry_no_secret)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto const token = fake->sandbox(sb->id())->token;
         // A refused path and a vendor error, both naming a path that holds the token.
@@ -169,10 +173,11 @@ BOOST_AUTO_TEST_CASE(errors_carry_no_secret)
 
 BOOST_AUTO_TEST_CASE(a_paused_sandbox_makes_no_file_or_terminal_call)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     std::string const a = "a", here = "";
     terminal_request const shell_on_pty;
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto p = co_await sb->async_pause(keep_memory);
         BOOST_TEST_REQUIRE(p.has_value());
@@ -189,10 +194,11 @@ BOOST_AUTO_TEST_CASE(a_paused_sandbox_makes_no_file_or_terminal_call)
 
 BOOST_AUTO_TEST_CASE(clients_without_watch_or_pty_answer_unsupported)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     std::string const here = "";
     terminal_request const shell_on_pty;
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto w = co_await sb->files()->async_watch(here, true);
         BOOST_TEST_REQUIRE(!w);
@@ -213,8 +219,9 @@ BOOST_AUTO_TEST_CASE(backends_without_the_capabilities_say_not_supported)
     BOOST_TEST(!bare.supports(sandbox_feature::processes));
     BOOST_TEST(!bare.supports(sandbox_feature::pause));
 
-    auto fake = std::make_shared<fake_e2b_client>();
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         disposable_sandbox& as_contract = *sb;
         BOOST_TEST(as_contract.files() != nullptr);
@@ -228,9 +235,10 @@ BOOST_AUTO_TEST_CASE(backends_without_the_capabilities_say_not_supported)
 
 BOOST_AUTO_TEST_CASE(user_reaches_the_vendor_and_is_validated)
 {
-    auto fake = std::make_shared<fake_e2b_client>();
+    asio::io_context test_ioc;
+    auto fake = std::make_shared<fake_e2b_client>(test_ioc.get_executor());
     std::vector<std::string> const bad_users{std::string(), "a:b", "ro\not", std::string(65, 'u'), "x\x7f", "tab\tx"};
-    run_coro([&](auto ex) -> asio::awaitable<void> {
+    run_coro(test_ioc, [&](auto ex) -> asio::awaitable<void> {
         auto sb = co_await make_sandbox(ex, fake);
         auto req = shell("id -un");
         auto r = co_await sb->async_exec(req);  // default: no user sent

@@ -213,7 +213,7 @@ BOOST_AUTO_TEST_CASE(queries_as_the_api_spells_them)
         p.template_id = "base";
         p.started_after = "2025-01-01T00:00:00Z";
         p.ascending = true;
-        return c.list_sandboxes(p);
+        return c.async_list_sandboxes(p);
     });
     BOOST_TEST_REQUIRE(page.has_value());
     BOOST_TEST(server.requests().back().target ==
