@@ -5,8 +5,8 @@
 #include <prism_e2b/async.hpp>
 #include <prism_e2b/capabilities.hpp>
 #include <prism_e2b/e2b/client.hpp>
-#include <prism_e2b/e2b/watch.hpp>
 #include <prism_e2b/e2b/coroutine_client.hpp>
+#include <prism_e2b/e2b/watch.hpp>
 #include <prism_e2b/e2b_sandbox.hpp>
 #include <prism_e2b/error.hpp>
 #include <prism_e2b/exec_governor.hpp>

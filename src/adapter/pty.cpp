@@ -86,7 +86,7 @@ private:
         if (!t) co_return t.error();
         auto sel = pid_selector(pid_);
         co_return co_await core_->client->async_send_pty_input(std::move(*t), std::move(sel), std::move(bytes),
-                                                     asio::use_awaitable);
+                                                               asio::use_awaitable);
     }
 
     asio::awaitable<result<void>> resize(terminal_size size)

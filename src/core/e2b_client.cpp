@@ -69,7 +69,10 @@ void client::do_write_files(envd_target, std::vector<file_write>, completion_han
 {
     complete_unsupported(std::move(h), "write files");
 }
-void client::do_exists(envd_target, std::string, completion_handler<bool> h) { complete_unsupported(std::move(h), "exists"); }
+void client::do_exists(envd_target, std::string, completion_handler<bool> h)
+{
+    complete_unsupported(std::move(h), "exists");
+}
 void client::do_create_snapshot(std::string, create_snapshot_params, completion_handler<snapshot_info> h)
 {
     complete_unsupported(std::move(h), "create snapshot");
@@ -78,7 +81,10 @@ void client::do_list_snapshots(snapshot_list_params, completion_handler<snapshot
 {
     complete_unsupported(std::move(h), "list snapshots");
 }
-void client::do_delete_snapshot(std::string, completion_handler<bool> h) { complete_unsupported(std::move(h), "delete snapshot"); }
+void client::do_delete_snapshot(std::string, completion_handler<bool> h)
+{
+    complete_unsupported(std::move(h), "delete snapshot");
+}
 void client::do_get_sandbox_logs(std::string, logs_params, completion_handler<std::vector<sandbox_log_entry>> h)
 {
     complete_unsupported(std::move(h), "sandbox logs");

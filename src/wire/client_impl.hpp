@@ -101,7 +101,6 @@ protected:
     result<std::string> do_file_url(e2b::envd_target const& target, std::string const& path,
                                     e2b::file_url_options const& options) const override;
 
-
 private:
     boost::asio::awaitable<result<e2b::pty_stream>> start_pty(e2b::envd_target target, e2b::pty_start_params params);
     boost::asio::awaitable<result<void>> send_pty_input(e2b::envd_target target, e2b::process_selector selector,

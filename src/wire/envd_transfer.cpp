@@ -200,14 +200,16 @@ asio::awaitable<result<e2b::streamed_write>> client_impl::write_file_stream(e2b:
 void client_impl::do_read_file_stream(e2b::envd_target target, std::string path, e2b::chunk_sink sink,
                                       e2b::transfer_options options, completion_handler<e2b::transfer_summary> h)
 {
-    detail::spawn_op(get_executor(), read_file_stream(std::move(target), std::move(path), std::move(sink), std::move(options)),
+    detail::spawn_op(get_executor(),
+                     read_file_stream(std::move(target), std::move(path), std::move(sink), std::move(options)),
                      std::move(h));
 }
 
 void client_impl::do_write_file_stream(e2b::envd_target target, std::string path, e2b::chunk_source source,
                                        e2b::transfer_options options, completion_handler<e2b::streamed_write> h)
 {
-    detail::spawn_op(get_executor(), write_file_stream(std::move(target), std::move(path), std::move(source), std::move(options)),
+    detail::spawn_op(get_executor(),
+                     write_file_stream(std::move(target), std::move(path), std::move(source), std::move(options)),
                      std::move(h));
 }
 

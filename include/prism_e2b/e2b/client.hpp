@@ -5,11 +5,11 @@
 #include <prism_e2b/async.hpp>
 #include <prism_e2b/e2b/client_options.hpp>
 #include <prism_e2b/e2b/file_transfer.hpp>
+#include <prism_e2b/e2b/metrics.hpp>
 #include <prism_e2b/e2b/network.hpp>
+#include <prism_e2b/e2b/pty.hpp>
 #include <prism_e2b/e2b/sandbox_logs.hpp>
 #include <prism_e2b/e2b/snapshots.hpp>
-#include <prism_e2b/e2b/metrics.hpp>
-#include <prism_e2b/e2b/pty.hpp>
 #include <prism_e2b/e2b/types.hpp>
 #include <prism_e2b/e2b/watch.hpp>
 #include <prism_e2b/error.hpp>
