@@ -130,10 +130,22 @@ public:
         if (!has_ct && !body.empty()) req.set(http::field::content_type, "application/json");
         req.body() = std::move(body);
         req.prepare_payload();
-        http::write(sock_, req);
+        // Resumable (serializer, parser) and retried on EINTR: a signal delivered to this
+        // thread (the test process has handlers installed) interrupts a blocking call.
+        boost::beast::error_code ec;
+        http::request_serializer<http::string_body> sr{req};
+        do {
+            ec = {};
+            http::write(sock_, sr, ec);
+        } while (ec == boost::asio::error::interrupted);
+        if (ec) throw boost::system::system_error(ec, "raw_http write");
         http::response_parser<http::string_body> parser;
         parser.body_limit(256u << 20);
-        http::read(sock_, buffer_, parser);
+        do {
+            ec = {};
+            http::read(sock_, buffer_, parser, ec);
+        } while (ec == boost::asio::error::interrupted);
+        if (ec) throw boost::system::system_error(ec, "raw_http read");
         auto res = parser.release();
         http_reply out;
         out.status = static_cast<int>(res.result_int());
