@@ -573,22 +573,33 @@ protected:
     /// Body of async_watch_dir.
     virtual void do_watch_dir(envd_target target, watch_dir_params params,
                               completion_handler<std::unique_ptr<watch_event_stream>> h);
-    // Bodies of the client14 operations above (files, snapshots, logs, network, URLs).
+    // Files, snapshots, logs, network and URLs: optional like the above.
+    /// Body of async_read_file_stream.
     virtual void do_read_file_stream(envd_target target, std::string path, chunk_sink sink, transfer_options options,
                                      completion_handler<transfer_summary> handler);
+    /// Body of async_write_file_stream.
     virtual void do_write_file_stream(envd_target target, std::string path, chunk_source source,
                                       transfer_options options, completion_handler<streamed_write> handler);
+    /// Body of async_write_files.
     virtual void do_write_files(envd_target target, std::vector<file_write> files,
                                 completion_handler<std::vector<entry_info>> handler);
+    /// Body of async_exists.
     virtual void do_exists(envd_target target, std::string path, completion_handler<bool> handler);
+    /// Body of async_create_snapshot.
     virtual void do_create_snapshot(std::string sandbox_id, create_snapshot_params params,
                                     completion_handler<snapshot_info> handler);
+    /// Body of async_list_snapshots.
     virtual void do_list_snapshots(snapshot_list_params params, completion_handler<snapshot_page> handler);
+    /// Body of async_delete_snapshot.
     virtual void do_delete_snapshot(std::string snapshot_id, completion_handler<bool> handler);
+    /// Body of async_get_sandbox_logs.
     virtual void do_get_sandbox_logs(std::string sandbox_id, logs_params params,
                                      completion_handler<std::vector<sandbox_log_entry>> handler);
+    /// Body of async_update_network.
     virtual void do_update_network(std::string sandbox_id, network_update update, completion_handler<void> handler);
+    /// Body of get_host.
     virtual result<std::string> do_get_host(envd_target const& target, std::uint16_t port) const;
+    /// Body of file_url.
     virtual result<std::string> do_file_url(envd_target const& target, std::string const& path,
                                             file_url_options const& options) const;
 };

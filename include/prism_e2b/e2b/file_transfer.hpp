@@ -38,9 +38,9 @@ using chunk_sink = std::function<result<void>(std::string_view chunk)>;
 /// how many (0: the end). rewind() starts again from the first byte (a request
 /// replayed on a fresh connection); size() is the exact byte count sent.
 struct chunk_source {
-    std::function<result<std::size_t>(std::span<char> buffer)> read;
-    std::function<result<void>()> rewind;
-    std::uint64_t size = 0;
+    std::function<result<std::size_t>(std::span<char> buffer)> read;  ///< next bytes into `buffer`; 0: the end
+    std::function<result<void>()> rewind;                             ///< back to the first byte
+    std::uint64_t size = 0;                                           ///< the exact byte count read() yields
 };
 
 /// Options of a streamed transfer.
@@ -76,9 +76,9 @@ enum class file_operation { read /*GET*/, write /*POST*/ };
 
 /// Options of file_url(): the SDK's uploadUrl / downloadUrl.
 struct file_url_options {
-    file_operation operation = file_operation::read;
-    std::optional<std::string> user;                 ///< the `username` parameter; signed as "" when absent
-    std::optional<std::chrono::seconds> expires_in;  ///< signature_expiration = now + this; absent: never expires
+    file_operation operation = file_operation::read;  ///< what the URL allows
+    std::optional<std::string> user;                  ///< the `username` parameter; signed as "" when absent
+    std::optional<std::chrono::seconds> expires_in;   ///< signature_expiration = now + this; absent: never expires
 };
 
 }  // namespace prism_e2b::e2b
