@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build ccache pkg-config openssl ca-certificates python3
-          libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev zlib1g-dev
+          libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev zlib1g-dev libnghttp2-dev
           libcli11-dev  # the prism-e2b CLI's argument parsing (src/cli)
           clang-14 clang-format-14 clang-tidy-14 doxygen
           libclang-rt-14-dev  # the libFuzzer runtime: the fuzz targets (tests/fuzz)

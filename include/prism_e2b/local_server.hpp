@@ -195,6 +195,12 @@ struct server_options {
     /// A keep-alive connection waiting for its next request, or a request body with no
     /// byte arriving, is closed after this long.
     std::chrono::milliseconds idle_timeout = std::chrono::seconds(60);
+
+    // -- TLS and HTTP/2 (h2 is always served: h2c with prior knowledge on plain TCP) --
+    /// Both set: the listener speaks TLS only, with this PEM certificate chain and
+    /// key, and ALPN h2 / http/1.1 (HTTP/2 when the client offers it); api_url() is https.
+    std::string tls_cert_file;
+    std::string tls_key_file;
 };
 
 /// The listener's own accounting (server::listener_stats()).

@@ -5,12 +5,15 @@
 // out, header and idle timeouts.
 #include "emulator/http_listener.hpp"
 
+#include "emulator/h2_connection.hpp"
 #include "emulator/request_reader.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -23,6 +26,7 @@
 #include <atomic>
 #include <cctype>
 #include <mutex>
+#include <openssl/ssl.h>
 #include <set>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -69,9 +73,11 @@ std::string server_timing(std::chrono::steady_clock::time_point since)
     return buf;
 }
 
+/// The sink of one HTTP/1.1 request on `Stream` (beast::tcp_stream, or TLS over one).
+template <class Stream>
 class beast_sink final : public response_sink {
 public:
-    beast_sink(beast::tcp_stream& stream, http_request const& req, bool keep_alive, unsigned version)
+    beast_sink(Stream& stream, http_request const& req, bool keep_alive, unsigned version)
         : stream_(stream), received_(req.received), keep_alive_(keep_alive), version_(version)
     {
     }
@@ -89,7 +95,7 @@ public:
         res.keep_alive(keep_alive_);
         res.body() = std::move(r.body);
         res.prepare_payload();
-        stream_.expires_after(std::chrono::seconds(60));
+        lowest().expires_after(std::chrono::seconds(60));
         auto [ec, n] = co_await http::async_write(stream_, res, use_nothrow);
         if (ec) {
             broken_ = true;
@@ -111,7 +117,7 @@ public:
         res.keep_alive(keep_alive_);
         res.chunked(true);
         http::response_serializer<http::empty_body> sr{res};
-        stream_.expires_after(std::chrono::seconds(60));
+        lowest().expires_after(std::chrono::seconds(60));
         auto [ec, n] = co_await http::async_write_header(stream_, sr, use_nothrow);
         if (ec) {
             broken_ = true;
@@ -124,7 +130,7 @@ public:
     {
         if (!streaming_ || broken_) co_return false;
         if (data.empty()) co_return true;
-        stream_.expires_after(std::chrono::seconds(60));
+        lowest().expires_after(std::chrono::seconds(60));
         auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk(asio::buffer(data)), use_nothrow);
         if (ec) {
             broken_ = true;
@@ -137,7 +143,7 @@ public:
     {
         if (!streaming_ || broken_) co_return false;
         streaming_ = false;
-        stream_.expires_after(std::chrono::seconds(60));
+        lowest().expires_after(std::chrono::seconds(60));
         auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk_last(), use_nothrow);
         if (ec) {
             broken_ = true;
@@ -150,8 +156,8 @@ public:
     {
         broken_ = true;
         beast::error_code ec;
-        stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-        stream_.socket().close(ec);
+        lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+        lowest().socket().close(ec);
     }
 
     bool responded() const noexcept override { return responded_; }
@@ -160,10 +166,10 @@ public:
     {
         // A waiting HTTP/1.1 client sends nothing, so readable means closed (or pipelined data, which we leave alone).
         for (;;) {
-            auto [ec] = co_await stream_.socket().async_wait(tcp::socket::wait_read, use_nothrow);
+            auto [ec] = co_await lowest().socket().async_wait(tcp::socket::wait_read, use_nothrow);
             if (ec == asio::error::operation_aborted) co_return;  // cancelled: the stream ended first
             char c;
-            ssize_t const n = ::recv(stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+            ssize_t const n = ::recv(lowest().socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
             if (ec || n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
                 broken_ = true;
                 co_return;
@@ -179,7 +185,9 @@ public:
     bool broken() const noexcept { return broken_ || streaming_; }
 
 private:
-    beast::tcp_stream& stream_;
+    beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+
+    Stream& stream_;
     std::chrono::steady_clock::time_point received_;
     bool keep_alive_;
     unsigned version_;
@@ -260,6 +268,7 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
     std::atomic<std::uint64_t> refused_{0};
     std::atomic<std::uint64_t> backoffs_{0};
     bool stopped_ = false;
+    std::optional<asio::ssl::context> tls_;  ///< set by start() when limits_ name a certificate
 
     impl(asio::any_io_executor ex, request_handler h, head_check_fn c, listener_limits l, log_sink logger)
         : ex_(ex),
@@ -307,7 +316,10 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
             }
             auto exec = stream->get_executor();
             if (!at_cap) {
-                asio::co_spawn(exec, session(stream), asio::detached);
+                if (tls_)
+                    asio::co_spawn(exec, tls_session(stream), asio::detached);
+                else
+                    asio::co_spawn(exec, session(stream), asio::detached);
             } else if (refusing_.fetch_add(1) < 64) {
                 ++refused_;
                 asio::co_spawn(exec, refuse_connection(stream), asio::detached);
@@ -331,8 +343,8 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
     }
 
     /// `msg` is a literal (a string_view: nothing to destroy across the coroutine frame).
-    asio::awaitable<void> answer_plain(beast::tcp_stream& stream, http::status st, std::string_view msg,
-                                       bool retry_after = false)
+    template <class Stream>
+    asio::awaitable<void> answer_plain(Stream& stream, http::status st, std::string_view msg, bool retry_after = false)
     {
         http::response<http::string_body> res{st, 11};
         res.set(http::field::server, "prism-e2b-local");
@@ -342,21 +354,22 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
         res.keep_alive(false);
         res.body() = "{\"code\":" + std::to_string(static_cast<int>(st)) + ",\"message\":\"" + std::string(msg) + "\"}";
         res.prepare_payload();
-        stream.expires_after(std::chrono::seconds(10));
+        beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(10));
         co_await http::async_write(stream, res, use_nothrow);
     }
 
     /// After refusing a request early, keep reading (and dropping: nothing is buffered)
     /// what the client still sends for a while, so it can finish writing and read the answer.
-    asio::awaitable<void> linger(beast::tcp_stream& stream, std::chrono::seconds for_at_most = std::chrono::seconds(5))
+    template <class Stream>
+    asio::awaitable<void> linger(Stream& stream, std::chrono::seconds for_at_most = std::chrono::seconds(5))
     {
         beast::error_code ec;
-        stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+        beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
         std::array<char, 64 * 1024> sink;
         std::size_t total = 0;
         auto const until = std::chrono::steady_clock::now() + for_at_most;
         while (total < (256u << 20) && std::chrono::steady_clock::now() < until) {
-            stream.expires_at(until);
+            beast::get_lowest_layer(stream).expires_at(until);
             auto [rec, n] = co_await stream.async_read_some(asio::buffer(sink), use_nothrow);
             if (rec) break;
             total += n;
@@ -364,14 +377,15 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
     }
 
     /// Reads and drops `n` body bytes (none is kept), from what was read ahead first.
-    asio::awaitable<bool> discard(beast::tcp_stream& stream, beast::flat_buffer& buffer, std::uint64_t n)
+    template <class Stream>
+    asio::awaitable<bool> discard(Stream& stream, beast::flat_buffer& buffer, std::uint64_t n)
     {
         auto const ahead = std::min<std::uint64_t>(n, buffer.size());
         buffer.consume(static_cast<std::size_t>(ahead));
         n -= ahead;
         std::array<char, 16 * 1024> sink;
         while (n > 0) {
-            stream.expires_after(limits_.idle_timeout);
+            beast::get_lowest_layer(stream).expires_after(limits_.idle_timeout);
             auto const want = static_cast<std::size_t>(std::min<std::uint64_t>(n, sink.size()));
             auto [ec, got] = co_await stream.async_read_some(asio::buffer(sink.data(), want), use_nothrow);
             if (ec) co_return false;
@@ -380,135 +394,207 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
         co_return true;
     }
 
-    /// The head as an http_request without its body.
-    asio::awaitable<void> session(std::shared_ptr<beast::tcp_stream> stream)
+    /// Reads the connection's first bytes into `buffer`; true when they are the HTTP/2 preface.
+    asio::awaitable<bool> starts_h2(beast::tcp_stream& stream, beast::flat_buffer& buffer)
+    {
+        while (buffer.size() < h2_preface.size()) {
+            std::string_view const got(static_cast<char const*>(buffer.data().data()), buffer.size());
+            if (!h2_preface.starts_with(got)) co_return false;
+            stream.expires_after(buffer.size() == 0 ? limits_.idle_timeout : limits_.header_timeout);
+            auto [ec, n] = co_await stream.async_read_some(buffer.prepare(16 * 1024), use_nothrow);
+            if (ec) co_return false;  // the HTTP/1.1 loop below sees the empty or partial buffer and ends
+            buffer.commit(n);
+        }
+        co_return std::string_view(static_cast<char const*>(buffer.data().data()), h2_preface.size()) == h2_preface;
+    }
+
+    h2_serve_options h2_options()
+    {
+        h2_serve_options o;
+        o.handler = handler_;
+        o.check = check_;
+        o.idle_timeout = limits_.idle_timeout;
+        o.logger = logger_;
+        o.try_reserve = [self = shared_from_this()](std::size_t n) { return self->budget_.try_reserve(n); };
+        o.release = [self = shared_from_this()](std::size_t n) { self->budget_.release(n); };
+        return o;
+    }
+
+    /// HTTP/1.1 keep-alive requests on `stream` (plain or TLS) until the peer or an error ends them.
+    template <class Stream>
+    asio::awaitable<void> http1(Stream& stream, beast::flat_buffer& buffer)
+    {
+        auto& stream_lowest = beast::get_lowest_layer(stream);
+        for (;;) {
+            // Idle: wait for the first byte of the next request (idle_timeout), then the
+            // whole head must arrive within header_timeout.
+            if (buffer.size() == 0) {
+                stream_lowest.expires_after(limits_.idle_timeout);
+                auto [ec, n] = co_await stream.async_read_some(buffer.prepare(16 * 1024), use_nothrow);
+                if (ec) break;
+                buffer.commit(n);
+            }
+            http::request_parser<http::string_body> parser;
+            parser.header_limit(request_header_limit);
+            parser.body_limit(boost::none);  // the route's limit is applied once the head is known
+            stream_lowest.expires_after(limits_.header_timeout);
+            auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
+            if (ec) {
+                if (ec == http::error::header_limit || ec == http::error::bad_target || ec == http::error::bad_method ||
+                    ec == http::error::bad_version || ec == http::error::bad_field || ec == http::error::bad_value)
+                    co_await answer_plain(stream, http::status::bad_request, "malformed request");
+                break;
+            }
+            http_request req = request_from_head(parser.get());
+            unsigned const version = parser.get().version();
+            // Credentials and limits from the head alone: a refused body is never read.
+            head_verdict verdict = check_ ? check_(req) : head_verdict{};
+            if (verdict.refuse) {
+                // A small announced body is read and dropped so the connection stays
+                // usable; anything else (large, chunked, 100-continue) ends it.
+                auto const announced = parser.content_length().value_or(0);
+                bool const reusable = !parser.chunked() && announced <= small_refused_body &&
+                                      parser.get().keep_alive() && parser.get()[http::field::expect].empty();
+                req.received = std::chrono::steady_clock::now();
+                beast_sink sink(stream, req, reusable, version);
+                co_await sink.send(std::move(*verdict.refuse));
+                if (!reusable || sink.broken()) {
+                    co_await linger(stream);
+                    break;
+                }
+                if (!co_await discard(stream, buffer, announced)) break;
+                continue;
+            }
+            std::size_t const limit = verdict.body_limit;
+            auto const len = parser.content_length();
+            // Content-Length beyond the limit: answer before reading the body.
+            if (len && *len > limit) {
+                co_await answer_plain(stream, http::status::payload_too_large, "request body too large");
+                co_await linger(stream);
+                break;
+            }
+            reservation held(budget_);
+            if (len && !held.hold(static_cast<std::size_t>(*len))) {
+                co_await answer_plain(stream, http::status::service_unavailable,
+                                      "server busy: too many request bytes in flight", true);
+                co_await linger(stream);
+                break;
+            }
+            parser.body_limit(limit);  // enforced while a chunked body arrives
+            if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+                static constexpr std::string_view cont = "HTTP/1.1 100 Continue\r\n\r\n";
+                co_await asio::async_write(stream, asio::buffer(cont), use_nothrow);
+            }
+            beast::error_code ec2;
+            bool over_budget = false;
+            while (!parser.is_done()) {
+                stream_lowest.expires_after(limits_.idle_timeout);  // a body that stops arriving
+                auto [rec, rn] = co_await http::async_read_some(stream, buffer, parser, use_nothrow);
+                if (rec) {
+                    ec2 = rec;
+                    break;
+                }
+                if (!held.hold(parser.get().body().size())) {  // a chunked body outgrowing the budget
+                    over_budget = true;
+                    break;
+                }
+            }
+            if (over_budget) {
+                co_await answer_plain(stream, http::status::service_unavailable,
+                                      "server busy: too many request bytes in flight", true);
+                co_await linger(stream);
+                break;
+            }
+            if (ec2) {
+                if (ec2 == http::error::body_limit) {
+                    co_await answer_plain(stream, http::status::payload_too_large, "request body too large");
+                    co_await linger(stream);
+                } else if (ec2 != http::error::end_of_stream && ec2 != asio::error::eof &&
+                           ec2 != asio::error::operation_aborted && ec2 != beast::error::timeout &&
+                           ec2 != asio::error::connection_reset)
+                    co_await answer_plain(stream, http::status::bad_request, "malformed request");
+                break;
+            }
+            auto msg = parser.release();
+            req.received = std::chrono::steady_clock::now();
+            req.body = std::move(msg.body());
+            bool const keep_alive = msg.keep_alive();
+            beast_sink sink(stream, req, keep_alive, version);
+            stream_lowest.expires_never();
+            try {
+                co_await handler_(std::move(req), sink);
+            } catch (std::exception const& e) {
+                log_redacted(logger_, log_level::error, std::string("prism-e2b-local: handler failed: ") + e.what());
+                if (sink.responded()) {
+                    sink.abort();
+                    break;
+                }
+            }
+            if (!sink.responded()) {
+                http_response r;
+                r.status = 500;
+                r.body = R"({"code":500,"message":"internal error"})";
+                co_await sink.send(std::move(r));
+            }
+            if (sink.broken() || !keep_alive) break;
+        }
+    }
+
+    /// A TLS connection: the handshake under header_timeout, then HTTP/2 when ALPN chose h2, else HTTP/1.1.
+    asio::awaitable<void> tls_session(std::shared_ptr<beast::tcp_stream> stream)
     {
         auto self = shared_from_this();
-        beast::flat_buffer buffer;
         try {
-            for (;;) {
-                // Idle: wait for the first byte of the next request (idle_timeout), then the
-                // whole head must arrive within header_timeout.
-                if (buffer.size() == 0) {
-                    stream->expires_after(limits_.idle_timeout);
-                    auto [ec, n] = co_await stream->async_read_some(buffer.prepare(16 * 1024), use_nothrow);
-                    if (ec) break;
-                    buffer.commit(n);
+            asio::ssl::stream<beast::tcp_stream&> tls(*stream, *tls_);
+            stream->expires_after(limits_.header_timeout);
+            auto [hec] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_nothrow);
+            if (!hec) {
+                unsigned char const* proto = nullptr;
+                unsigned len = 0;
+                SSL_get0_alpn_selected(tls.native_handle(), &proto, &len);
+                if (proto && std::string_view(reinterpret_cast<char const*>(proto), len) == "h2") {
+                    std::string none;  // named: g++ 12 must not see temporaries inside co_await
+                    auto const o = h2_options();
+                    co_await serve_h2(tls, std::move(none), o);
+                } else {
+                    beast::flat_buffer buffer;
+                    co_await http1(tls, buffer);
                 }
-                http::request_parser<http::string_body> parser;
-                parser.header_limit(request_header_limit);
-                parser.body_limit(boost::none);  // the route's limit is applied once the head is known
-                stream->expires_after(limits_.header_timeout);
-                auto [ec, n] = co_await http::async_read_header(*stream, buffer, parser, use_nothrow);
-                if (ec) {
-                    if (ec == http::error::header_limit || ec == http::error::bad_target ||
-                        ec == http::error::bad_method || ec == http::error::bad_version ||
-                        ec == http::error::bad_field || ec == http::error::bad_value)
-                        co_await answer_plain(*stream, http::status::bad_request, "malformed request");
-                    break;
-                }
-                http_request req = request_from_head(parser.get());
-                unsigned const version = parser.get().version();
-                // Credentials and limits from the head alone: a refused body is never read.
-                head_verdict verdict = check_ ? check_(req) : head_verdict{};
-                if (verdict.refuse) {
-                    // A small announced body is read and dropped so the connection stays
-                    // usable; anything else (large, chunked, 100-continue) ends it.
-                    auto const announced = parser.content_length().value_or(0);
-                    bool const reusable = !parser.chunked() && announced <= small_refused_body &&
-                                          parser.get().keep_alive() && parser.get()[http::field::expect].empty();
-                    req.received = std::chrono::steady_clock::now();
-                    beast_sink sink(*stream, req, reusable, version);
-                    co_await sink.send(std::move(*verdict.refuse));
-                    if (!reusable || sink.broken()) {
-                        co_await linger(*stream);
-                        break;
-                    }
-                    if (!co_await discard(*stream, buffer, announced)) break;
-                    continue;
-                }
-                std::size_t const limit = verdict.body_limit;
-                auto const len = parser.content_length();
-                // Content-Length beyond the limit: answer before reading the body.
-                if (len && *len > limit) {
-                    co_await answer_plain(*stream, http::status::payload_too_large, "request body too large");
-                    co_await linger(*stream);
-                    break;
-                }
-                reservation held(budget_);
-                if (len && !held.hold(static_cast<std::size_t>(*len))) {
-                    co_await answer_plain(*stream, http::status::service_unavailable,
-                                          "server busy: too many request bytes in flight", true);
-                    co_await linger(*stream);
-                    break;
-                }
-                parser.body_limit(limit);  // enforced while a chunked body arrives
-                if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
-                    static constexpr std::string_view cont = "HTTP/1.1 100 Continue\r\n\r\n";
-                    co_await asio::async_write(*stream, asio::buffer(cont), use_nothrow);
-                }
-                beast::error_code ec2;
-                bool over_budget = false;
-                while (!parser.is_done()) {
-                    stream->expires_after(limits_.idle_timeout);  // a body that stops arriving
-                    auto [rec, rn] = co_await http::async_read_some(*stream, buffer, parser, use_nothrow);
-                    if (rec) {
-                        ec2 = rec;
-                        break;
-                    }
-                    if (!held.hold(parser.get().body().size())) {  // a chunked body outgrowing the budget
-                        over_budget = true;
-                        break;
-                    }
-                }
-                if (over_budget) {
-                    co_await answer_plain(*stream, http::status::service_unavailable,
-                                          "server busy: too many request bytes in flight", true);
-                    co_await linger(*stream);
-                    break;
-                }
-                if (ec2) {
-                    if (ec2 == http::error::body_limit) {
-                        co_await answer_plain(*stream, http::status::payload_too_large, "request body too large");
-                        co_await linger(*stream);
-                    } else if (ec2 != http::error::end_of_stream && ec2 != asio::error::eof &&
-                               ec2 != asio::error::operation_aborted && ec2 != beast::error::timeout &&
-                               ec2 != asio::error::connection_reset)
-                        co_await answer_plain(*stream, http::status::bad_request, "malformed request");
-                    break;
-                }
-                auto msg = parser.release();
-                req.received = std::chrono::steady_clock::now();
-                req.body = std::move(msg.body());
-                bool const keep_alive = msg.keep_alive();
-                beast_sink sink(*stream, req, keep_alive, version);
-                stream->expires_never();
-                try {
-                    co_await handler_(std::move(req), sink);
-                } catch (std::exception const& e) {
-                    log_redacted(logger_, log_level::error,
-                                 std::string("prism-e2b-local: handler failed: ") + e.what());
-                    if (sink.responded()) {
-                        sink.abort();
-                        break;
-                    }
-                }
-                if (!sink.responded()) {
-                    http_response r;
-                    r.status = 500;
-                    r.body = R"({"code":500,"message":"internal error"})";
-                    co_await sink.send(std::move(r));
-                }
-                if (sink.broken() || !keep_alive) break;
             }
         } catch (std::exception const& e) {
             log_redacted(logger_, log_level::warning, std::string("prism-e2b-local: session error: ") + e.what());
         }
+        end_session(stream);
+    }
+
+    void end_session(std::shared_ptr<beast::tcp_stream> const& stream)
+    {
         beast::error_code ec;
         stream->socket().shutdown(tcp::socket::shutdown_send, ec);
         stream->socket().close(ec);
         std::lock_guard lk(mutex_);
         sessions_.erase(stream);
+    }
+
+    /// One connection: HTTP/2 when it opens with the preface (h2c), else HTTP/1.1.
+    asio::awaitable<void> session(std::shared_ptr<beast::tcp_stream> stream)
+    {
+        auto self = shared_from_this();
+        beast::flat_buffer buffer;
+        try {
+            if (co_await starts_h2(*stream, buffer)) {
+                // h2c with prior knowledge: the connection speaks HTTP/2 from its first byte.
+                std::string initial(static_cast<char const*>(buffer.data().data()), buffer.size());
+                buffer.consume(buffer.size());
+                auto const o = h2_options();
+                co_await serve_h2(*stream, std::move(initial), o);
+            } else {
+                co_await http1(*stream, buffer);
+            }
+        } catch (std::exception const& e) {
+            log_redacted(logger_, log_level::warning, std::string("prism-e2b-local: session error: ") + e.what());
+        }
+        end_session(stream);
     }
 };
 
@@ -520,9 +606,49 @@ http_listener::http_listener(asio::any_io_executor ex, request_handler handler, 
 
 http_listener::~http_listener() { stop(); }
 
+namespace {
+
+/// ALPN: h2 when the client offers it, else http/1.1, else no protocol (HTTP/1.1).
+int select_alpn(SSL*, unsigned char const** out, unsigned char* outlen, unsigned char const* in, unsigned inlen, void*)
+{
+    static constexpr unsigned char ours[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+    unsigned char* chosen = nullptr;
+    if (SSL_select_next_proto(&chosen, outlen, ours, sizeof ours, in, inlen) != OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_NOACK;
+    *out = chosen;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+}  // namespace
+
+result<void> http_listener::use_tls(std::string const& cert_file, std::string const& key_file)
+{
+    auto& ctx = impl_->tls_.emplace(asio::ssl::context::tls_server);
+    beast::error_code ec;
+    ctx.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                        asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1,
+                    ec);
+    ctx.use_certificate_chain_file(cert_file, ec);
+    if (ec) {
+        impl_->tls_.reset();
+        return error(errc::invalid_argument, "cannot load the TLS certificate '" + cert_file + "': " + ec.message(),
+                     {"listen"});
+    }
+    ctx.use_private_key_file(key_file, asio::ssl::context::pem, ec);
+    if (ec) {
+        impl_->tls_.reset();
+        return error(errc::invalid_argument, "cannot load the TLS key '" + key_file + "': " + ec.message(), {"listen"});
+    }
+    SSL_CTX_set_alpn_select_cb(ctx.native_handle(), &select_alpn, nullptr);
+    return result<void>{};
+}
+
 result<std::uint16_t> http_listener::start(std::string const& address, std::uint16_t port)
 {
     beast::error_code ec;
+    if (!impl_->limits_.tls_cert_file.empty() || !impl_->limits_.tls_key_file.empty()) {
+        if (auto ok = use_tls(impl_->limits_.tls_cert_file, impl_->limits_.tls_key_file); !ok) return ok.error();
+    }
     auto addr = asio::ip::make_address(address, ec);
     if (ec) return error(errc::invalid_argument, "listen address is not an IP address", {"listen"});
     tcp::endpoint ep(addr, port);

@@ -23,9 +23,13 @@ struct listener_limits {
     std::size_t max_buffered_bytes = 256u << 20;
     std::chrono::milliseconds header_timeout = std::chrono::seconds(10);
     std::chrono::milliseconds idle_timeout = std::chrono::seconds(60);
+    /// Both set: every connection is TLS (ALPN h2 or http/1.1) with this PEM certificate chain and key.
+    std::string tls_cert_file;
+    std::string tls_key_file;
 };
 
-/// Accepts connections and runs one keep-alive session per connection, each on
+/// Accepts connections and runs one keep-alive session per connection (HTTP/1.1,
+/// or HTTP/2: h2c with prior knowledge, or h2 chosen by ALPN under TLS), each on
 /// its own strand (a session's reads, writes and handler run serialised there).
 /// Each request's head goes to `check` before its body is read; a refusal is sent
 /// without reading the body. Bodies are reserved against a shared byte budget.
@@ -41,6 +45,9 @@ public:
     /// Serves on a socket that is already listening (the envd agent's Unix socket, which
     /// the server bound before the sandbox existed). Takes ownership of `listening_fd`.
     result<void> adopt(int listening_fd);
+    /// Serves TLS (ALPN h2, http/1.1) with this certificate chain and key from now on
+    /// (start() calls it when the limits name them). errc::invalid_argument when they do not load.
+    result<void> use_tls(std::string const& cert_file, std::string const& key_file);
     /// Closes the acceptor and every open connection.
     void stop();
     listener_stats stats() const;

@@ -393,6 +393,8 @@ result<void> server::start()
     limits.max_buffered_bytes = st.opts.max_buffered_bytes;
     limits.header_timeout = st.opts.header_timeout;
     limits.idle_timeout = st.opts.idle_timeout;
+    limits.tls_cert_file = st.opts.tls_cert_file;
+    limits.tls_key_file = st.opts.tls_key_file;
     i.listener = std::make_unique<http_listener>(
         st.ex, [stp](http_request req, response_sink& sink) { return dispatch(stp, std::move(req), sink); },
         [stp](http_request const& head) {
@@ -448,7 +450,8 @@ std::string server::api_url() const
     auto const& addr = impl_->st->opts.listen_address;
     std::string host = (addr == "0.0.0.0" || addr.empty()) ? "127.0.0.1" : addr;
     if (host.find(':') != std::string::npos) host = "[" + host + "]";
-    return "http://" + host + ":" + std::to_string(impl_->port);
+    std::string const scheme = impl_->st->opts.tls_cert_file.empty() ? "http://" : "https://";
+    return scheme + host + ":" + std::to_string(impl_->port);
 }
 
 std::string server::sandbox_url() const { return api_url(); }

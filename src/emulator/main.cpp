@@ -30,7 +30,7 @@ void usage(std::ostream& os)
 {
     os << "usage: prism-e2b-local [--listen HOST:PORT] [--state-dir DIR] [--api-key-file FILE]\n"
           "                       [--admin-token TOKEN] [--engine E] [--no-isolation] [--disk-mb N]\n"
-          "                       [--threads N]\n"
+          "                       [--threads N] [--tls-cert FILE --tls-key FILE]\n"
           "  --listen        address to bind (default 127.0.0.1:0, an ephemeral port)\n"
           "  --state-dir     where sandboxes' files live (default: a temporary directory, removed on exit)\n"
           "  --api-key-file  file holding the X-API-KEY clients must send (one line). Default: $E2B_API_KEY,\n"
@@ -43,7 +43,10 @@ void usage(std::ostream& os)
           "                  allows; gvisor only when named: runsc on the ptrace platform, no network)\n"
           "  --no-isolation  the same as --engine none\n"
           "  --disk-mb       disk quota of a sandbox whose template sets no diskSizeMB, in MiB (default 1024;\n"
-          "                  0: none). Needs root, loop devices and mkfs.ext4; without them none is enforced\n";
+          "                  0: none). Needs root, loop devices and mkfs.ext4; without them none is enforced\n"
+          "  --tls-cert F    serve TLS with this PEM certificate chain (with --tls-key); ALPN h2 / http/1.1\n"
+          "  --tls-key F     the certificate's PEM private key\n"
+          "  HTTP/2 is always served: h2 by ALPN under TLS, h2c with prior knowledge on plain TCP.\n";
 }
 
 std::string generated_key()
@@ -122,6 +125,10 @@ int main(int argc, char** argv)
         } else if (a == "--admin-token") {
             opts.admin_token = value();
             wipe_arg(argv[i + 1]);
+        } else if (a == "--tls-cert") {
+            opts.tls_cert_file = value();
+        } else if (a == "--tls-key") {
+            opts.tls_key_file = value();
         } else if (a == "--no-isolation") {
             opts.isolate = false;
         } else if (a == "--engine") {

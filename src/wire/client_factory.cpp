@@ -63,7 +63,10 @@ result<std::shared_ptr<client>> make_client(boost::asio::any_io_executor executo
     t.pool_idle_timeout = resolved->raw.pool_idle_timeout;
     t.ca_file = resolved->raw.ca_file;
     t.logger = resolved->raw.logger;
-    auto transport = wire::http_transport::create(executor, std::move(t));
+    t.http2 = resolved->raw.http2;
+    t.h2c_prior_knowledge = resolved->raw.h2c_prior_knowledge;
+    t.max_streams_per_connection = resolved->raw.max_streams_per_connection;
+    auto transport = wire::make_transport(executor, std::move(t));
     if (!transport) return transport.error();
     return std::shared_ptr<client>(std::make_shared<wire::client_impl>(
         std::move(executor), std::move(*resolved), std::move(*transport), std::move(*api), std::move(sandbox)));

@@ -7,7 +7,7 @@
 
 #include "core/async_semaphore.hpp"
 #include "wire/exchange.hpp"
-#include "wire/http_transport.hpp"
+#include "wire/h2_transport.hpp"
 
 #include <chrono>
 #include <memory>
@@ -27,10 +27,10 @@ inline constexpr std::chrono::seconds stream_keepalive_interval{50};
 /// only immutable configuration plus the thread-safe transport and semaphore.
 class client_impl final : public e2b::coroutine_client {
 public:
-    client_impl(boost::asio::any_io_executor ex, e2b::resolved_client_options opts,
-                std::shared_ptr<http_transport> transport, origin api, std::optional<origin> sandbox);
+    client_impl(boost::asio::any_io_executor ex, e2b::resolved_client_options opts, std::shared_ptr<exchange> transport,
+                origin api, std::optional<origin> sandbox);
 
-    http_transport& transport() noexcept { return *transport_; }
+    exchange& transport() noexcept { return *transport_; }
 
 protected:
     // control plane
@@ -170,7 +170,7 @@ private:
     call_options call(bool idempotent) const { return call(idempotent, opts_.raw.max_response_bytes); }
 
     e2b::resolved_client_options opts_;
-    std::shared_ptr<http_transport> transport_;
+    std::shared_ptr<exchange> transport_;
     std::shared_ptr<exchange> stub_;
     origin api_;
     std::optional<origin> sandbox_;

@@ -11,7 +11,7 @@ namespace asio = boost::asio;
 namespace prism_e2b::wire {
 
 client_impl::client_impl(asio::any_io_executor ex, e2b::resolved_client_options opts,
-                         std::shared_ptr<http_transport> transport, origin api, std::optional<origin> sandbox)
+                         std::shared_ptr<exchange> transport, origin api, std::optional<origin> sandbox)
     : coroutine_client(std::move(ex)),
       opts_(std::move(opts)),
       transport_(std::move(transport)),

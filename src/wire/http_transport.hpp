@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,16 @@ struct transport_options {
     std::size_t max_response_bytes = 256u << 20;  ///< decoded body cap when a call names none
     bool accept_gzip = true;                      ///< send Accept-Encoding: gzip on buffered requests
     log_sink logger;
+    /// HTTP/2 (h2_transport.hpp): offer ALPN h2 on TLS origins.
+    bool http2 = true;
+    /// HTTP/2 without TLS (h2c, prior knowledge) on http:// origins.
+    bool h2c_prior_knowledge = false;
+    /// Streams one HTTP/2 connection carries before another is opened.
+    std::size_t max_streams_per_connection = 100;
+    /// Per-stream receive window: what one slow reader may leave buffered.
+    std::uint32_t h2_stream_window = 256u << 10;
+    /// Whole-connection receive window.
+    std::uint32_t h2_connection_window = 16u << 20;
 };
 
 /// Counters for tests and benchmarks.

@@ -198,7 +198,11 @@ export async function startServer({ after } = {}) {
   // $PRISM_E2B_ADMIN_TOKEN), not argv, where every local user could read them.
   // PRISM_E2B_ENGINE (CTest's second run: gvisor) picks the isolation engine.
   const engine = process.env.PRISM_E2B_ENGINE ? ['--engine', process.env.PRISM_E2B_ENGINE] : []
-  const child = spawn(bin, ['--listen', '127.0.0.1:0', '--state-dir', stateDir, ...engine], {
+  // PRISM_E2B_TLS_CERT/KEY (the TLS ctest entry): the server speaks TLS with ALPN h2, so the SDK uses HTTP/2.
+  const tls = process.env.PRISM_E2B_TLS_CERT
+    ? ['--tls-cert', process.env.PRISM_E2B_TLS_CERT, '--tls-key', process.env.PRISM_E2B_TLS_KEY]
+    : []
+  const child = spawn(bin, ['--listen', '127.0.0.1:0', '--state-dir', stateDir, ...engine, ...tls], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, E2B_API_KEY: apiKey, PRISM_E2B_ADMIN_TOKEN: adminToken },
   })

@@ -52,7 +52,21 @@ struct client_options {
     /// First backoff step; doubled per retry, with full jitter.
     std::chrono::milliseconds retry_base_delay{250};
 
-    /// Keep-alive connections kept per origin.
+    /// HTTP/2 (as the official SDK, whose undici agents set allowH2): TLS
+    /// connections offer ALPN h2 and http/1.1 and use HTTP/2 when the server
+    /// picks it, multiplexing streams over few connections.
+    bool http2 = true;
+    /// HTTP/2 on plain http:// origins without negotiation (h2c, prior
+    /// knowledge). Off by default, as in the official SDK; the server must speak
+    /// HTTP/2 from the first byte (prism-e2b-local does).
+    bool h2c_prior_knowledge = false;
+    /// With HTTP/2: streams one connection carries (at most the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS) before another connection to the origin is
+    /// opened. Past max_connections_per_origin, streams queue on the least loaded one.
+    std::size_t max_streams_per_connection = 100;
+    /// Connections kept per origin (HTTP/1.1: one per request in flight; HTTP/2:
+    /// each carries up to max_streams_per_connection). 200, the official SDK's
+    /// envd RPC connection limit.
     std::size_t max_connections_per_origin = 200;
     /// An idle pooled connection older than this is closed instead of reused.
     std::chrono::milliseconds pool_idle_timeout{30000};
