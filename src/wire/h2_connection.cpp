@@ -345,7 +345,6 @@ asio::awaitable<result<std::string>> h2_connection::read(std::shared_ptr<h2_stre
                                                          std::string const& what)
 {
     auto cs = co_await asio::this_coro::cancellation_state;
-    auto& i = *impl_;
     for (;;) {
         if (!st->data.empty()) {
             std::string piece = std::move(st->data.front());
