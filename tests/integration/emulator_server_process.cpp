@@ -172,6 +172,12 @@ BOOST_AUTO_TEST_CASE(api_key_from_a_file_or_the_environment)
 
 BOOST_AUTO_TEST_CASE(accept_backs_off_at_the_descriptor_limit_and_recovers)
 {
+#if defined(PRISM_E2B_UBSAN_BUILD)
+    // UBSan's vptr check probes memory through a pipe; a server at EMFILE cannot make one, so the
+    // check reports "invalid vptr" on a sound object and halts the server. The TSan leg runs this.
+    BOOST_TEST_MESSAGE("SKIPPED under UndefinedBehaviorSanitizer: its vptr check needs free descriptors");
+    return;
+#endif
     constexpr rlim_t limit = 64;
     auto env = base_env();
     env.push_back("E2B_API_KEY=e2b_" + random_token());
