@@ -245,28 +245,6 @@ struct list_query {
     std::optional<std::chrono::system_clock::time_point> started_after;
 };
 
-/// "2026-01-02T03:04:05(.fff)Z" (UTC only, as the SDK sends toISOString()).
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339_utc(std::string const& s)
-{
-    int y, mo, d, h, mi;
-    double sec;
-    char z = 0;
-    if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%lf%c", &y, &mo, &d, &h, &mi, &sec, &z) != 7 ||
-        (z != 'Z' && z != 'z'))
-        return std::nullopt;
-    std::tm tm{};
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = 0;
-    std::time_t const t = ::timegm(&tm);
-    if (t == static_cast<std::time_t>(-1)) return std::nullopt;
-    return std::chrono::system_clock::from_time_t(t) +
-           std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(sec));
-}
-
 /// Parses the v2 list query (no coroutine: GCC 12 mishandles range-for temporaries around co_await).
 std::optional<std::string> parse_list_query(std::string const& query, list_query& q)
 {
@@ -301,8 +279,8 @@ std::optional<std::string> parse_list_query(std::string const& query, list_query
         } else if (k == "template") {
             q.template_id = v;
         } else if (k == "startedAfter") {
-            q.started_after = parse_rfc3339_utc(v);
-            if (!q.started_after) return "startedAfter must be an RFC 3339 UTC timestamp";
+            q.started_after = parse_rfc3339(v);
+            if (!q.started_after) return "startedAfter must be an RFC 3339 timestamp";
         } else if (k == "order") {
             if (v != "asc" && v != "desc") return "order must be asc or desc";
             q.asc = v == "asc";

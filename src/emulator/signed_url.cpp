@@ -2,25 +2,9 @@
 #include "emulator/signed_url.hpp"
 
 #include "emulator/server_state.hpp"
-#include "protocol/base64.hpp"
-
-#include <openssl/sha.h>
+#include "protocol/file_url_signature.hpp"
 
 namespace prism_e2b::local::detail {
-
-std::string file_url_signature(std::string_view path, std::string_view operation, std::string_view user,
-                               std::string_view access_token, std::optional<std::int64_t> expires_unix)
-{
-    std::string raw;
-    raw.append(path).append(":").append(operation).append(":").append(user).append(":").append(access_token);
-    if (expires_unix) raw.append(":").append(std::to_string(*expires_unix));
-    unsigned char digest[SHA256_DIGEST_LENGTH];
-    ::SHA256(reinterpret_cast<unsigned char const*>(raw.data()), raw.size(), digest);
-    std::string b64 =
-        prism_e2b::detail::base64_encode(std::string_view(reinterpret_cast<char const*>(digest), sizeof digest));
-    while (!b64.empty() && b64.back() == '=') b64.pop_back();
-    return "v1_" + b64;
-}
 
 bool has_file_signature(http_request const& req)
 {
@@ -53,7 +37,7 @@ std::optional<std::string> check_file_signature(http_request const& req, std::st
         if (expiration->empty() || *endp != '\0') return "invalid signature_expiration";
         expires = n;
     }
-    if (!secure_equals(signature, file_url_signature(path, operation, user, access_token, expires)))
+    if (!secure_equals(signature, prism_e2b::detail::file_url_signature(path, operation, user, access_token, expires)))
         return "invalid signature";
     auto const now_s = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
     if (expires && *expires < now_s) return "the signed URL has expired";

@@ -1,9 +1,7 @@
 // Signed /files URLs, as the official SDK makes them (sandbox.uploadUrl /
-// downloadUrl): `signature=v1_<base64(sha256("<path>:<operation>:<user>:<access
-// token>[:<expiry>]"))>` without padding, `signature_expiration=<unix seconds>`
-// when the URL expires. operation is "write" for an upload (POST), "read" for a
-// download (GET); user is the `username` parameter ("" when absent). Such a URL
-// needs no X-Access-Token; a wrong, altered or expired one is refused.
+// downloadUrl): `signature=v1_...` (protocol/file_url_signature.hpp) and
+// `signature_expiration=<unix seconds>` when the URL expires. Such a URL needs
+// no X-Access-Token; a wrong, altered or expired one is refused.
 #ifndef PRISM_E2B_EMULATOR_SIGNED_URL_HPP
 #define PRISM_E2B_EMULATOR_SIGNED_URL_HPP
 
@@ -15,10 +13,6 @@
 #include <string_view>
 
 namespace prism_e2b::local::detail {
-
-/// The SDK's signature of (path, operation, user, token, expiry).
-std::string file_url_signature(std::string_view path, std::string_view operation, std::string_view user,
-                               std::string_view access_token, std::optional<std::int64_t> expires_unix);
 
 /// Does `req` (a /files request) carry a signature? It then needs no X-Access-Token.
 bool has_file_signature(http_request const& req);

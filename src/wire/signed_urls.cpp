@@ -2,33 +2,15 @@
 // SDK builds them (sandbox.getHost, uploadUrl / downloadUrl, signature.ts):
 //   host:      "<port>-<sandbox id>.<domain>"
 //   file URL:  <envd direct origin>/files?username=..&path=..&signature=v1_..[&signature_expiration=..]
-//   signature: "v1_" + base64(sha256("<path>:<operation>:<user>:<access token>[:<expiry>]")), no padding
+//   signature: protocol/file_url_signature.hpp
 // with the query serialised as URLSearchParams does (form encoding).
 #include <prism_e2b/redactor.hpp>
 
-#include "protocol/base64.hpp"
+#include "protocol/file_url_signature.hpp"
 #include "wire/client_impl.hpp"
 #include "wire/rest_json.hpp"
 
-#include <openssl/sha.h>
-
 namespace prism_e2b::wire {
-namespace {
-
-std::string file_signature(std::string_view path, std::string_view operation, std::string_view user,
-                           std::string_view token, std::optional<std::int64_t> expires)
-{
-    std::string raw;
-    raw.append(path).append(":").append(operation).append(":").append(user).append(":").append(token);
-    if (expires) raw.append(":").append(std::to_string(*expires));
-    unsigned char digest[SHA256_DIGEST_LENGTH];
-    ::SHA256(reinterpret_cast<unsigned char const*>(raw.data()), raw.size(), digest);
-    std::string b64 = detail::base64_encode(std::string_view(reinterpret_cast<char const*>(digest), sizeof digest));
-    while (!b64.empty() && b64.back() == '=') b64.pop_back();
-    return "v1_" + b64;
-}
-
-}  // namespace
 
 result<std::string> client_impl::do_get_host(e2b::envd_target const& target, std::uint16_t port) const
 {
@@ -76,7 +58,7 @@ result<std::string> client_impl::do_file_url(e2b::envd_target const& target, std
             expires = (now + *options.expires_in).count();
         }
         char const* op = options.operation == e2b::file_operation::write ? "write" : "read";
-        add("signature", file_signature(path, op, user, *target.access_token, expires));
+        add("signature", detail::file_url_signature(path, op, user, *target.access_token, expires));
         if (expires) add("signature_expiration", std::to_string(*expires));
     }
     return url;

@@ -204,6 +204,17 @@ BOOST_AUTO_TEST_CASE(list_filters_template_started_after_order)
         p.started_after = "2200-01-01T00:00:00Z";
         auto future = co_await c->async_list_sandboxes(p);
         BOOST_TEST((future && future->sandboxes.empty()));
+        // Past what the server's clock holds (2262): after every start, not a wrapped date.
+        p.started_after = "9999-12-31T23:59:59.999Z";
+        auto far = co_await c->async_list_sandboxes(p);
+        BOOST_TEST((far && far->sandboxes.empty()));
+        // Before it (Go's zero time): before every start.
+        p.started_after = "0001-01-01T00:00:00Z";
+        auto zero = co_await c->async_list_sandboxes(p);
+        BOOST_TEST((zero && zero->sandboxes.size() == 2u));
+        p.started_after = "2000-01-01T02:00:00+02:00";
+        auto offset = co_await c->async_list_sandboxes(p);
+        BOOST_TEST((offset && offset->sandboxes.size() == 2u));
         p.started_after = "yesterday";
         auto bad = co_await c->async_list_sandboxes(p);
         BOOST_TEST((!bad && bad.error() == errc::invalid_argument));

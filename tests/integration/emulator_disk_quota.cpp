@@ -6,6 +6,7 @@
 #include "emulator/sandbox_disk.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
+#include "sandbox_calls.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -16,7 +17,6 @@
 
 using namespace prism_e2b::test;
 namespace fs = std::filesystem;
-namespace json = boost::json;
 
 namespace {
 
@@ -49,27 +49,6 @@ std::unique_ptr<local_server_fixture> quota_server(state_dir const& dir, std::st
         o.state_dir = dir.path.string();
         o.sandbox_disk_mb = quota_mb;
     });
-}
-
-header_pairs as_root() { return {{"Authorization", "Basic cm9vdDo="}}; }  // base64("root:")
-
-std::int64_t exit_code(run_result const& r)
-{
-    if (!r.end) return -999;
-    auto const* code = r.end->if_contains("exitCode");
-    return code ? code->to_number<std::int64_t>() : 0;  // proto3 JSON leaves out a zero
-}
-
-json::object info(local_server_fixture& f, sandbox_ref const& sb)
-{
-    raw_http c(f.port());
-    return c.request("GET", "/sandboxes/" + sb.id, {}, api_headers(f)).json().as_object();
-}
-
-int post(local_server_fixture& f, std::string const& path, std::string body)
-{
-    raw_http c(f.port());
-    return c.request("POST", path, std::move(body), api_headers(f)).status;
 }
 
 /// Bytes the host really gives the file (its allocated blocks, not its sparse size).
@@ -133,7 +112,7 @@ BOOST_AUTO_TEST_CASE(df_inside_reports_the_info_disk_size)
     state_dir dir;
     auto f = quota_server(dir);
     auto a = create_sandbox(*f);
-    BOOST_TEST(info(*f, a)["diskSizeMB"].to_number<std::int64_t>() == quota_mb);
+    BOOST_TEST(sandbox_info(*f, a)["diskSizeMB"].to_number<std::int64_t>() == quota_mb);
     auto const df = run_command(*f, a, "df -B1M --output=size /workspace | tail -1");
     auto const size = std::stol(df.stdout_text);
     // ext4 keeps a few MiB for its journal and tables.
@@ -145,7 +124,7 @@ BOOST_AUTO_TEST_CASE(df_inside_reports_the_info_disk_size)
         std::ofstream(dir.path / "templates" / "small.json") << R"({"diskSizeMB":24})";
     }
     auto s = create_sandbox(*f, R"({"templateID":"small","timeout":300})");
-    BOOST_TEST(info(*f, s)["diskSizeMB"].to_number<std::int64_t>() == 24);
+    BOOST_TEST(sandbox_info(*f, s)["diskSizeMB"].to_number<std::int64_t>() == 24);
     auto const small = std::stol(run_command(*f, s, "df -B1M --output=size /tmp | tail -1").stdout_text);
     BOOST_TEST(small <= 24);
     BOOST_TEST(small >= 24 * 7 / 10);
@@ -158,8 +137,8 @@ BOOST_AUTO_TEST_CASE(files_survive_a_filesystem_pause_and_resume)
     auto f = quota_server(dir);
     auto a = create_sandbox(*f);
     BOOST_REQUIRE(exit_code(run_command(*f, a, "echo kept > /workspace/k && echo root > /root/r", as_root())) == 0);
-    BOOST_REQUIRE(post(*f, "/sandboxes/" + a.id + "/pause", R"({"memory":false})") == 204);
-    BOOST_REQUIRE(post(*f, "/sandboxes/" + a.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_REQUIRE(api_post(*f, "/sandboxes/" + a.id + "/pause", R"({"memory":false})") == 204);
+    BOOST_REQUIRE(api_post(*f, "/sandboxes/" + a.id + "/resume", R"({"timeout":300})") == 201);
     auto const after =
         run_command(*f, a, "cat /workspace/k /root/r; df -B1M --output=size /workspace | tail -1", as_root());
     BOOST_TEST(after.stdout_text.substr(0, 10) == "kept\nroot\n");
@@ -214,7 +193,7 @@ BOOST_AUTO_TEST_CASE(the_other_engines_get_the_quota_too)
     state_dir dir;
     auto f = quota_server(dir, "mount-namespace");
     auto a = create_sandbox(*f);
-    BOOST_TEST(info(*f, a)["diskSizeMB"].to_number<std::int64_t>() == quota_mb);
+    BOOST_TEST(sandbox_info(*f, a)["diskSizeMB"].to_number<std::int64_t>() == quota_mb);
     BOOST_TEST(run_command(*f, a, fill).stdout_text == "No space left on device\nrc=1\n");
 }
 

@@ -5,6 +5,7 @@
 #include "emulator/sandbox_network.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
+#include "sandbox_calls.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -25,8 +26,6 @@ namespace json = boost::json;
 
 namespace {
 
-header_pairs as_root() { return {{"Authorization", "Basic cm9vdDo="}}; }  // base64("root:")
-
 /// A server on the namespaces engine with small, checkable limits.
 std::unique_ptr<local_server_fixture> ns_server()
 {
@@ -43,25 +42,6 @@ bool have_root()
     if (::geteuid() == 0) return true;
     BOOST_TEST_MESSAGE("skipped: the namespaces engine needs root");
     return false;
-}
-
-json::object info(local_server_fixture& f, sandbox_ref const& sb)
-{
-    raw_http c(f.port());
-    return c.request("GET", "/sandboxes/" + sb.id, {}, api_headers(f)).json().as_object();
-}
-
-int post(local_server_fixture& f, std::string const& path, std::string body)
-{
-    raw_http c(f.port());
-    return c.request("POST", path, std::move(body), api_headers(f)).status;
-}
-
-std::int64_t exit_code(run_result const& r)
-{
-    if (!r.end) return -999;
-    auto const* code = r.end->if_contains("exitCode");
-    return code ? code->to_number<std::int64_t>() : 0;  // proto3 JSON leaves out a zero
 }
 
 std::string read_host_file(std::string const& path)
@@ -161,7 +141,7 @@ BOOST_AUTO_TEST_CASE(engine_ids_and_limits_are_the_sandboxs_own)
     BOOST_TEST(f->server().capabilities(false).network_isolated);
     auto a = create_sandbox(*f);
     auto b = create_sandbox(*f);
-    auto ia = info(*f, a);
+    auto ia = sandbox_info(*f, a);
     BOOST_TEST(std::string(ia["isolation"].as_string()) == "namespaces");
     BOOST_TEST(std::string(ia["envd"].as_string()) == "in-sandbox");
     BOOST_TEST(ia["cpuCount"].to_number<std::int64_t>() == 1);
@@ -375,13 +355,13 @@ BOOST_AUTO_TEST_CASE(boot_id_is_per_sandbox_and_new_on_every_cold_boot)
     BOOST_REQUIRE(exit_code(run_command(*f, a, "echo kept > /workspace/k")) == 0);
 
     // A memory pause is not a reboot.
-    BOOST_REQUIRE(post(*f, "/sandboxes/" + a.id + "/pause", R"({"memory":true})") == 204);
-    BOOST_REQUIRE(post(*f, "/sandboxes/" + a.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_REQUIRE(api_post(*f, "/sandboxes/" + a.id + "/pause", R"({"memory":true})") == 204);
+    BOOST_REQUIRE(api_post(*f, "/sandboxes/" + a.id + "/resume", R"({"timeout":300})") == 201);
     BOOST_TEST(run_command(*f, a, cmd).stdout_text == id_a);
 
     // A filesystem pause is: a new boot id, the files kept.
-    BOOST_REQUIRE(post(*f, "/sandboxes/" + a.id + "/pause", R"({"memory":false})") == 204);
-    BOOST_REQUIRE(post(*f, "/sandboxes/" + a.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_REQUIRE(api_post(*f, "/sandboxes/" + a.id + "/pause", R"({"memory":false})") == 204);
+    BOOST_REQUIRE(api_post(*f, "/sandboxes/" + a.id + "/resume", R"({"timeout":300})") == 201);
     auto const rebooted = run_command(*f, a, cmd + "; cat /workspace/k; ps -o args= -p 1");
     BOOST_TEST(rebooted.stdout_text.substr(0, 37) != id_a);
     BOOST_TEST(rebooted.stdout_text.substr(37) == "kept\nprism-e2b-envd init\n");
@@ -401,8 +381,8 @@ BOOST_AUTO_TEST_CASE(network_is_isolated_only_without_internet_access)
     ::inet_ntop(AF_INET, &*outside, text, sizeof text);
     auto open = create_sandbox(*f);
     auto closed = create_sandbox(*f, R"({"templateID":"base","timeout":300,"allow_internet_access":false})");
-    BOOST_TEST(info(*f, open)["allowInternetAccess"].as_bool() == true);
-    BOOST_TEST(info(*f, closed)["allowInternetAccess"].as_bool() == false);
+    BOOST_TEST(sandbox_info(*f, open)["allowInternetAccess"].as_bool() == true);
+    BOOST_TEST(sandbox_info(*f, closed)["allowInternetAccess"].as_bool() == false);
     // With internet access the sandbox reaches out (which shows the refusals below can fail)...
     BOOST_TEST(run_command(*f, open, tcp_connect(text, out.port)).stdout_text == "connected\n");
     // ...but not the host's loopback services, neither as 127.0.0.1 (its own loopback) nor
@@ -441,8 +421,8 @@ BOOST_AUTO_TEST_CASE(none_engine_reports_none)
     BOOST_TEST((!caps.filesystem_isolated && !caps.process_isolated && !caps.privilege_isolated &&
                 !caps.network_isolated && !caps.egress_restricted));
     auto a = create_sandbox(f);
-    BOOST_TEST(std::string(info(f, a)["isolation"].as_string()) == "none");
-    BOOST_TEST(std::string(info(f, a)["envd"].as_string()) == "in-server");
+    BOOST_TEST(std::string(sandbox_info(f, a)["isolation"].as_string()) == "none");
+    BOOST_TEST(std::string(sandbox_info(f, a)["envd"].as_string()) == "in-server");
 }
 
 BOOST_AUTO_TEST_CASE(kill_and_stop_leave_no_process_cgroup_or_file)

@@ -1,5 +1,5 @@
 // prism-e2b-local's sans-io pieces: path normalisation, multipart parsing,
-// Go-style exit statuses and file modes, Basic-auth user selection.
+// Go-style exit statuses and file modes, Basic-auth user selection, RFC 3339 input.
 #include "emulator/multipart.hpp"
 #include "emulator/process_runner.hpp"
 #include "emulator/sandbox_fs.hpp"
@@ -7,9 +7,13 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <csignal>
+#include <cstdint>
+#include <ratio>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <type_traits>
 
 using namespace prism_e2b::local::detail;
 
@@ -95,6 +99,120 @@ BOOST_AUTO_TEST_CASE(basic_auth_selects_known_users_only)
     BOOST_TEST(random_id(20).size() == 20u);
     BOOST_TEST(random_id(20) != random_id(20));
     BOOST_TEST(random_hex(32).size() == 64u);
+}
+
+namespace {
+
+using sys_tp = std::chrono::system_clock::time_point;
+
+sys_tp at(std::int64_t unix_seconds, std::int64_t nanoseconds = 0)
+{
+    return sys_tp(std::chrono::duration_cast<sys_tp::duration>(std::chrono::seconds(unix_seconds) +
+                                                               std::chrono::nanoseconds(nanoseconds)));
+}
+
+bool parses_to(char const* text, sys_tp expected)
+{
+    auto const r = parse_rfc3339(text);
+    return r && *r == expected;
+}
+
+// system_clock counts nanoseconds (libstdc++): 2262-04-11T23:47:16.854775807Z is its last moment.
+constexpr bool nanosecond_clock = std::is_same_v<std::chrono::system_clock::period, std::nano>;
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(rfc3339_reads_utc_fractions_offsets_and_leap_seconds)
+{
+    BOOST_TEST(parses_to("2026-01-02T03:04:05Z", at(1767323045)));
+    BOOST_TEST(parses_to("2026-01-02t03:04:05z", at(1767323045)));
+    BOOST_TEST(parses_to("2026-01-02T03:04:05.678Z", at(1767323045, 678000000)));
+    BOOST_TEST(parses_to("2026-01-02T03:04:05.000000001Z", at(1767323045, 1)));
+    BOOST_TEST(parses_to("2026-01-02T03:04:05.1234567891Z", at(1767323045, 123456789)));  // finer than a tick: cut
+    // Numeric offsets: the same instant.
+    BOOST_TEST(parses_to("2026-01-02T05:04:05+02:00", at(1767323045)));
+    BOOST_TEST(parses_to("2026-01-01T21:34:05-05:30", at(1767323045)));
+    BOOST_TEST(parses_to("2026-01-02T03:04:05-00:00", at(1767323045)));
+    BOOST_TEST(parses_to("2026-01-02T03:04:05+00:00", at(1767323045)));
+    // Leap seconds end a UTC day only, and read as the second after 23:59:59 (RFC 3339 section 5.7).
+    BOOST_TEST(parses_to("1990-12-31T23:59:60Z", at(662687999 + 1)));
+    BOOST_TEST(parses_to("1990-12-31T15:59:60-08:00", at(662687999 + 1)));
+    BOOST_TEST(parses_to("2016-12-31T23:59:60.5Z", at(1483228799 + 1, 500000000)));
+    BOOST_TEST(!parse_rfc3339("1990-12-31T22:59:60Z"));
+    BOOST_TEST(!parse_rfc3339("1990-12-31T23:58:60Z"));
+    BOOST_TEST(!parse_rfc3339("1990-12-31T23:59:60+01:00"));
+    // Leap days.
+    BOOST_TEST(parses_to("2024-02-29T00:00:00Z", at(1709164800)));
+    BOOST_TEST(parses_to("2000-02-29T00:00:00Z", at(951782400)));
+    BOOST_TEST(!parse_rfc3339("2026-02-29T00:00:00Z"));
+    BOOST_TEST(!parse_rfc3339("1900-02-29T00:00:00Z"));
+}
+
+BOOST_AUTO_TEST_CASE(rfc3339_refuses_malformed_input)
+{
+    for (char const* bad : {
+             "",
+             "yesterday",
+             "2026-01-02",                 // a date alone
+             "2026-01-02T03:04:05",        // no offset
+             "2026-01-02T03:04Z",          // no seconds
+             "2026-01-02 03:04:05Z",       // a space for the T
+             "2026-01-02T03:04:05Z ",      // trailing text
+             "2026-01-02T03:04:05Zjunk",   // trailing text
+             " 2026-01-02T03:04:05Z",      // leading space
+             "+2026-01-02T03:04:05Z",      // signed year
+             "-001-01-02T03:04:05Z",       // negative year
+             "12026-01-02T03:04:05Z",      // five-digit year
+             "2026-1-02T03:04:05Z",        // one-digit month
+             "2026-01-02T3:04:05Z",        // one-digit hour
+             "2026-00-02T03:04:05Z",       // month 0
+             "2026-13-02T03:04:05Z",       // month 13
+             "2026-01-00T03:04:05Z",       // day 0
+             "2026-04-31T03:04:05Z",       // a day April does not have
+             "2026-01-02T24:00:00Z",       // hour 24
+             "2026-01-02T03:60:05Z",       // minute 60
+             "2026-01-02T03:04:61Z",       // second 61
+             "2026-01-02T03:04:05.Z",      // an empty fraction
+             "2026-01-02T03:04:05,5Z",     // a comma fraction
+             "2026-01-02T03:04:05+0200",   // offset without colon
+             "2026-01-02T03:04:05+02",     // offset without minutes
+             "2026-01-02T03:04:05+24:00",  // offset hour 24
+             "2026-01-02T03:04:05+02:60",  // offset minute 60
+             "2026-01-02T03:04:+5Z",       // a signed second (the sscanf before read it)
+             "2026-01-02T03:04:05.5e1Z",   // an exponent (likewise)
+         })
+        BOOST_TEST(!parse_rfc3339(bad), bad);
+    BOOST_TEST(!parse_rfc3339(std::string_view("2026-01-02T03:04:05Z\0", 21)));
+}
+
+BOOST_AUTO_TEST_CASE(rfc3339_past_the_clock_saturates)
+{
+    auto const max = sys_tp::max();
+    auto const min = sys_tp::min();
+    // Year 2262: inside the range up to its last nanosecond.
+    BOOST_TEST(parses_to("2262-01-01T00:00:00Z", at(9214646400)));
+    BOOST_TEST(parses_to("2262-04-11T23:47:16Z", at(9223372036)));
+    BOOST_TEST(parses_to("2262-04-11T23:47:16.854775807Z", at(9223372036, 854775807)));
+    BOOST_TEST(parses_to("1677-09-21T00:12:43.145224192Z", at(-9223372036, -854775808)));
+    if constexpr (nanosecond_clock) {
+        // Its last nanosecond, one past it, 2263, 9999: the clock's last moment, never a wrapped one.
+        for (char const* late : {"2262-04-11T23:47:16.854775807Z", "2262-04-11T23:47:16.854775808Z",
+                                 "2262-04-11T23:47:17Z", "2262-12-31T23:59:59Z", "2263-01-01T00:00:00Z",
+                                 "9999-12-31T23:59:59.999999999Z", "9999-12-31T23:59:60Z", "2262-04-12T01:47:17+02:00"})
+            BOOST_TEST((parse_rfc3339(late) == max), late);
+        // Before the range (Go's zero time is 0001-01-01T00:00:00Z): its first moment.
+        for (char const* early : {"1677-09-21T00:12:43.145224192Z", "1677-09-21T00:12:43.145224191Z",
+                                  "0001-01-01T00:00:00Z", "0000-01-01T00:00:00+23:59"})
+            BOOST_TEST((parse_rfc3339(early) == min), early);
+    } else {
+        BOOST_TEST(parses_to("2263-01-01T00:00:00Z", at(9246182400)));
+        BOOST_TEST(parses_to("9999-12-31T23:59:59Z", at(253402300799)));
+    }
+    // Saturated or not, the order is kept: what startedAfter compares.
+    BOOST_TEST((parse_rfc3339("2262-01-01T00:00:00Z").value() < parse_rfc3339("2263-01-01T00:00:00Z").value()));
+    BOOST_TEST((parse_rfc3339("2263-01-01T00:00:00Z").value() <= parse_rfc3339("9999-12-31T23:59:59Z").value()));
+    BOOST_TEST((parse_rfc3339("0001-01-01T00:00:00Z").value() < std::chrono::system_clock::now()));
+    BOOST_TEST((std::chrono::system_clock::now() < parse_rfc3339("9999-12-31T23:59:59Z").value()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
