@@ -28,12 +28,13 @@ namespace prism_e2b::bench {
 
 std::string usage()
 {
-    return "usage: prism-e2b bench <pause_resume|fan_out|unary_floor|redactor|all> [options]\n"
+    return "usage: prism-e2b bench <pause_resume|fan_out|unary_floor|redactor|streams|all> [options]\n"
            "  --n N             pause/resume cycles (default 50); unary calls are N*40 per side\n"
            "  --execs N         fan-out execs (default 1000)\n"
            "  --sandboxes N     fan-out sandboxes (default 50)\n"
            "  --concurrency N   fan-out max_concurrent_execs per sandbox (default 8)\n"
            "  --memory-mib N    pause/resume: memory held by the sandbox's process (default 64)\n"
+           "  --streams N       streams: long-running processes held open at once (default 400)\n"
            "  --threads N       io_context threads of the C++ side (default 1, like node)\n"
            "  --js              also run the official JS SDK (bench/js, needs `npm ci --prefix bench/js`)\n"
            "  --json FILE       write the report as JSON (schema prism-e2b-bench/1)\n"
@@ -115,7 +116,7 @@ int run_all(std::string const& command, std::vector<std::string> const& passthro
     run_report run;
     run.command = command;
     int rc = 0;
-    for (char const* name : {"fan_out", "pause_resume", "unary_floor", "redactor"}) {
+    for (char const* name : {"fan_out", "pause_resume", "unary_floor", "redactor", "streams"}) {
         std::string const tmp =
             (fs::temp_directory_path() / ("prism-e2b-bench-" + std::to_string(::getpid()) + "-" + name + ".json"))
                 .string();
@@ -206,6 +207,8 @@ int run_cli(std::string scenario, int argc, char** argv)
             ok = next(cfg.concurrency);
         else if (a == "--memory-mib")
             ok = next(cfg.memory_mib);
+        else if (a == "--streams")
+            ok = next(cfg.streams) && cfg.streams >= 1;
         else if (a == "--threads") {
             ok = next(threads) && threads >= 1;
             cfg.threads = static_cast<unsigned>(threads);
@@ -244,10 +247,12 @@ int run_cli(std::string scenario, int argc, char** argv)
         cfg.execs = std::min<std::size_t>(cfg.execs, 12);
         cfg.concurrency = std::min<std::size_t>(cfg.concurrency, 2);
         cfg.memory_mib = std::min<std::size_t>(cfg.memory_mib, 4);
+        cfg.streams = std::min<std::size_t>(cfg.streams, 20);
     }
     if (scenario == "all") return run_all(cmd.str(), passthrough, json_out, svg_out);
     std::vector<std::string> scenarios;
-    if (scenario == "pause_resume" || scenario == "fan_out" || scenario == "unary_floor" || scenario == "redactor")
+    if (scenario == "pause_resume" || scenario == "fan_out" || scenario == "unary_floor" || scenario == "redactor" ||
+        scenario == "streams")
         scenarios = {scenario};
     else {
         std::cerr << "bench: unknown scenario '" << scenario << "'\n" << usage();
@@ -298,6 +303,7 @@ int run_cli(std::string scenario, int argc, char** argv)
         std::string e = name == "pause_resume" ? run_pause_resume(cfg, srv, sr)
                         : name == "fan_out"    ? run_fan_out(cfg, srv, sr)
                         : name == "redactor"   ? run_redactor(cfg, srv, sr)
+                        : name == "streams"    ? run_streams(cfg, srv, sr)
                                                : run_unary_floor(cfg, srv, sr);
         add_ratios(sr);
         if (!e.empty()) {

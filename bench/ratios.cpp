@@ -76,6 +76,23 @@ void add_ratios(scenario_report& report)
             add(report, "client peak RSS (KiB)", "cpp", *cpp->metric("peak_rss_kib"), "js", *js->metric("peak_rss_kib"),
                 "<= 0.2", 0.2);
     }
+    if (report.scenario == "streams") {
+        if (auto const* h1 = report.find_side("cpp_http1")) {
+            auto m = [](side_report const* s, char const* k) { return s->metric(k).value_or(0); };
+            add(report, "client RSS per held stream (KiB)", "cpp", m(cpp, "rss_kib_per_stream"), "cpp_http1",
+                m(h1, "rss_kib_per_stream"));
+            add(report, "TCP connections held", "cpp", m(cpp, "connections"), "cpp_http1", m(h1, "connections"));
+            latency_rows(report, *cpp, *h1, "open", "stream open");
+        }
+        // The goal, absolute: 10,000 streams under 64 MiB over at most 8 connections.
+        char buf[240];
+        std::snprintf(buf, sizeof buf,
+                      "HTTP/2 held %.0f streams: client RSS grew %.1f MiB (goal for 10,000: < 64 MiB) over %.0f "
+                      "connections (goal: <= 8)",
+                      cpp->metric("streams_held").value_or(0), cpp->metric("rss_growth_kib").value_or(0) / 1024.0,
+                      cpp->metric("connections").value_or(0));
+        report.notes.emplace_back(buf);
+    }
     if (report.scenario == "redactor") {
         // The same operations with 10,000 tokens registered over 10: "no slower".
         if (auto const* many = report.find_side("cpp_10k")) {

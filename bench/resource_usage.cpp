@@ -1,6 +1,7 @@
 // getrusage(RUSAGE_SELF) as seconds and KiB.
 #include "resource_usage.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -22,6 +23,26 @@ resource_sample sample_self()
     s.system_seconds = seconds(ru.ru_stime);
     s.peak_rss_kib = ru.ru_maxrss;
     return s;
+}
+
+long current_rss_kib()
+{
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    return 0;
+}
+
+std::size_t open_sockets()
+{
+    std::size_t n = 0;
+    std::error_code ec;
+    for (auto const& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+        std::error_code lec;
+        if (std::filesystem::read_symlink(e.path(), lec).string().rfind("socket:", 0) == 0) ++n;
+    }
+    return n;
 }
 
 double process_cpu_seconds(int pid)

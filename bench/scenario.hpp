@@ -17,6 +17,7 @@ struct bench_config {
     std::size_t execs = 1000;     ///< fan-out
     std::size_t concurrency = 8;  ///< fan-out max_concurrent_execs per sandbox
     std::size_t memory_mib = 64;  ///< pause/resume: memory held by the sandbox's process
+    std::size_t streams = 400;    ///< streams: long-running processes held open at once
     unsigned threads = 1;         ///< io_context threads of the C++ side
     bool js = false;
     bool quiet = false;
@@ -45,6 +46,8 @@ inline e2b::client_options client_options_for(server_endpoint const& srv)
 std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
 std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
 std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
+/// Sides "cpp" (HTTP/2) and "cpp_http1": cfg.streams processes held open at once.
+std::string run_streams(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
 /// Sides "cpp" (10 envd tokens registered) and "cpp_10k" (10,000).
 std::string run_redactor(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
 

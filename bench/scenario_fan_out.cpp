@@ -8,6 +8,7 @@
 #include <prism_e2b/e2b_sandbox.hpp>
 
 #include "io_run.hpp"
+#include "join_counter.hpp"
 #include "progress_bar.hpp"
 #include "resource_usage.hpp"
 #include "scenario.hpp"
@@ -26,32 +27,6 @@
 namespace prism_e2b::bench {
 
 namespace asio = boost::asio;
-
-namespace {
-
-/// Counts outstanding coroutines; wait() returns when the count reaches zero.
-/// Thread safety: the count is atomic and the waiter polls it with its own
-/// timer every millisecond, so no I/O object is shared between threads of a
-/// multi-threaded io_context (the wall-clock error is at most 1 ms).
-class join_counter {
-public:
-    void add(std::size_t n) { left_ += n; }
-    void done() { --left_; }
-    asio::awaitable<void> wait()
-    {
-        asio::steady_timer t(co_await asio::this_coro::executor);
-        while (left_.load() != 0) {
-            t.expires_after(std::chrono::milliseconds(1));
-            auto [ec] = co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-            (void)ec;
-        }
-    }
-
-private:
-    std::atomic<std::size_t> left_{0};
-};
-
-}  // namespace
 
 std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, scenario_report& report)
 {
