@@ -595,7 +595,7 @@ BOOST_AUTO_TEST_CASE(cancellation_and_deadlines)
         BOOST_TEST_REQUIRE(r.has_error());
         BOOST_TEST((r.error() == errc::cancelled), r.error().to_string());
         BOOST_TEST((std::chrono::steady_clock::now() - t0) < std::chrono::milliseconds(1000));
-        // A stream's next() cancelled while waiting for data.
+        // A stream's async_next() cancelled (a slot bound to its token) while waiting for data.
         e2b::start_process_params p;
         p.process.cmd = "sleep";
         auto s = co_await c.async_start_process(t, p);
@@ -605,8 +605,7 @@ BOOST_AUTO_TEST_CASE(cancellation_and_deadlines)
         asio::cancellation_signal sig2;
         timer.expires_after(std::chrono::milliseconds(100));
         timer.async_wait([&](boost::system::error_code) { sig2.emit(asio::cancellation_type::terminal); });
-        auto n = co_await asio::co_spawn(ex, (*s)->async_next(),
-                                         asio::bind_cancellation_slot(sig2.slot(), asio::use_awaitable));
+        auto n = co_await (*s)->async_next(asio::bind_cancellation_slot(sig2.slot(), asio::use_awaitable));
         BOOST_TEST_REQUIRE(n.has_error());
         BOOST_TEST((n.error() == errc::cancelled), n.error().to_string());
     });
