@@ -200,7 +200,7 @@ struct server_options {
     /// Both set: the listener speaks TLS only, with this PEM certificate chain and
     /// key, and ALPN h2 / http/1.1 (HTTP/2 when the client offers it); api_url() is https.
     std::string tls_cert_file;
-    std::string tls_key_file;
+    std::string tls_key_file;  ///< the PEM private key of tls_cert_file (both set: TLS)
 };
 
 /// The listener's own accounting (server::listener_stats()).

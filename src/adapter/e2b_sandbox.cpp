@@ -120,7 +120,7 @@ asio::awaitable<result<void>> make_workdir_as_root(e2b::client& client, e2b::env
     auto stream = co_await client.async_start_process(std::move(target), std::move(p));
     if (!stream) co_return stream.error();
     for (;;) {
-        auto ev = co_await (*stream)->next();
+        auto ev = co_await (*stream)->async_next();
         if (!ev) co_return ev.error();
         if (!*ev) break;
         if (auto* end = std::get_if<e2b::end_event>(&**ev)) {

@@ -42,7 +42,7 @@ asio::awaitable<result<void>> read_exec_stream(e2b::process_event_stream& stream
         // A cancellation emitted while no read was pending only marks the state.
         if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
             co_return error(errc::cancelled, "exec was cancelled", {"exec"});
-        auto r = co_await stream.next();
+        auto r = co_await stream.async_next();
         if (!r) co_return r.error();
         if (!*r) co_return error(errc::unknown_outcome, "the process stream ended without an end event", {"exec"});
         auto& ev = **r;
@@ -73,7 +73,7 @@ asio::awaitable<result<void>> read_exec_stream(e2b::process_event_stream& stream
 asio::awaitable<void> drain_until_end(e2b::process_event_stream& stream)
 {
     for (;;) {
-        auto r = co_await stream.next();
+        auto r = co_await stream.async_next();
         if (!r || !*r || std::holds_alternative<e2b::end_event>(**r)) co_return;
     }
 }

@@ -176,7 +176,7 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> run_start_process(std::
     if (!stream) {
         failed = stream.error();
     } else {
-        auto first = co_await (*stream)->next();
+        auto first = co_await (*stream)->async_next();
         if (!first)
             failed = first.error();
         else if (!*first || !std::holds_alternative<e2b::start_event>(**first))
@@ -239,7 +239,7 @@ asio::awaitable<result<std::unique_ptr<process_handle>>> run_attach_process(std:
         if (stream.error() == errc::not_found) co_return handle_ptr();
         co_return stream.error();
     }
-    auto first = co_await (*stream)->next();
+    auto first = co_await (*stream)->async_next();
     if (!first) {
         if (first.error() == errc::not_found) co_return handle_ptr();
         co_return first.error();

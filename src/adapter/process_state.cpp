@@ -93,7 +93,7 @@ asio::awaitable<void> read_events(std::shared_ptr<e2b_process_state> self,
     };
     for (;;) {
         if (co_await cancelled()) co_return;  // emitted while no read was pending
-        auto r = co_await stream->next();
+        auto r = co_await stream->async_next();
         if (co_await cancelled()) co_return;
         if (!r || !*r) {
             auto why = !r ? r.error().message() : std::string("stream ended without an end event");

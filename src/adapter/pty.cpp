@@ -59,7 +59,7 @@ private:
             co_return out;
         }
         for (;;) {
-            auto ev = co_await stream_->next();
+            auto ev = co_await stream_->async_next();
             if (!ev) co_return ev.error();
             if (!*ev) {
                 // A clean end of stream comes only after the end event, which set ended_.
@@ -117,7 +117,7 @@ private:
 /// Reads a fresh terminal stream's first event: its pid.
 asio::awaitable<result<std::uint32_t>> read_start(e2b::process_event_stream& s)
 {
-    auto first = co_await s.next();
+    auto first = co_await s.async_next();
     if (!first) co_return first.error();
     if (!*first || !std::holds_alternative<e2b::start_event>(**first))
         co_return error(errc::protocol_error, "the terminal's stream did not begin with a start event",

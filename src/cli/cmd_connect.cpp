@@ -104,7 +104,7 @@ asio::awaitable<int> connect(std::shared_ptr<e2b::client> c, connect_options o)
     } stop{s, signals, in};
     std::optional<e2b::end_event> end;
     for (;;) {
-        auto ev = co_await (*stream)->next();
+        auto ev = co_await (*stream)->async_next();
         if (!ev) {
             raw.reset();
             co_return report("connect", ev.error());

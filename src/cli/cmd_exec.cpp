@@ -159,7 +159,7 @@ asio::awaitable<int> exec(std::shared_ptr<e2b::client> c, exec_options a)
     output out{a.format == output_format::json, {}, {}};
     std::optional<e2b::end_event> end;
     for (;;) {
-        auto ev = co_await (*s)->next();
+        auto ev = co_await (*s)->async_next();
         if (!ev) co_return report("exec", ev.error());
         if (!*ev) break;
         if (auto const* st = std::get_if<e2b::start_event>(&**ev)) {

@@ -177,11 +177,13 @@ private:
     std::shared_ptr<async_semaphore> envd_slots_;
 };
 
-/// Makes a process_event_stream over an open Connect server stream (process_stream.cpp).
+/// Makes a process_event_stream over an open Connect server stream (process_stream.cpp);
+/// its reads run on `ex` (the client's executor).
 /// `idle_timeout` (client_options::stream_idle_timeout) bounds the silence between
 /// two pieces of the stream, so a connection that vanished without a FIN cannot
 /// hang a reader forever.
-std::unique_ptr<e2b::process_event_stream> make_process_event_stream(std::unique_ptr<http_stream> stream,
+std::unique_ptr<e2b::process_event_stream> make_process_event_stream(boost::asio::any_io_executor ex,
+                                                                     std::unique_ptr<http_stream> stream,
                                                                      semaphore_permit slot, std::string operation,
                                                                      std::chrono::milliseconds idle_timeout);
 

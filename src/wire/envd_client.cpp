@@ -144,7 +144,7 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
 {
     auto opened = co_await open_connect_stream(rpc, std::move(target), std::move(body), deadline, std::move(user));
     if (!opened) co_return opened.error();
-    co_return make_process_event_stream(std::move(opened->stream), std::move(opened->slot), rpc,
+    co_return make_process_event_stream(get_executor(), std::move(opened->stream), std::move(opened->slot), rpc,
                                         opts_.raw.stream_idle_timeout);
 }
 

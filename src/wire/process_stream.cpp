@@ -2,11 +2,15 @@
 // envelopes decoded as bytes arrive, the event order checked (start first,
 // end before the end-of-stream envelope), and a cut stream reported as
 // errc::unknown_outcome, never as an exit.
+#include "core/spawn_op.hpp"
 #include "protocol/envelope.hpp"
 #include "wire/client_impl.hpp"
 #include "wire/error_map.hpp"
 #include "wire/protojson.hpp"
 
+#include <boost/asio/this_coro.hpp>
+
+#include <atomic>
 #include <deque>
 
 namespace asio = boost::asio;
@@ -14,22 +18,45 @@ namespace asio = boost::asio;
 namespace prism_e2b::wire {
 namespace {
 
-/// Thread safety: one next() at a time (the interface's contract); close() may
+/// Thread safety: one read at a time (the interface's contract); close() may
 /// be called from any thread (it only forwards to the http_stream's close()).
 class process_stream final : public e2b::process_event_stream {
 public:
-    process_stream(std::unique_ptr<http_stream> s, semaphore_permit slot, std::string op,
+    process_stream(asio::any_io_executor ex, std::unique_ptr<http_stream> s, semaphore_permit slot, std::string op,
                    std::chrono::milliseconds idle_timeout)
-        : stream_(std::move(s)), slot_(std::move(slot)), op_(std::move(op)), idle_timeout_(idle_timeout)
+        : ex_(std::move(ex)),
+          stream_(std::move(s)),
+          slot_(std::move(slot)),
+          op_(std::move(op)),
+          idle_timeout_(idle_timeout)
     {
     }
 
     ~process_stream() override { stream_->close(); }
 
-    asio::awaitable<result<std::optional<e2b::process_event>>> next() override
+    void close() noexcept override
+    {
+        closed_ = true;
+        stream_->close();
+    }
+
+protected:
+    void do_next(completion_handler<std::optional<e2b::process_event>> h) override
+    {
+        detail::spawn_op(ex_, next(), std::move(h));
+    }
+
+private:
+    asio::awaitable<result<std::optional<e2b::process_event>>> next()
     {
         if (failed_) co_return *failed_;
         if (finished_) co_return std::nullopt;
+        // A cancellation emitted before this read began only marked the state.
+        co_await asio::this_coro::throw_if_cancelled(false);
+        if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) {
+            fail(error(errc::cancelled, "cancelled", {op_, 0, {}}));
+            co_return *failed_;
+        }
         try {
             auto r = co_await step();
             if (!r) fail(r.error());
@@ -41,13 +68,6 @@ public:
         }
     }
 
-    void close() noexcept override
-    {
-        closed_ = true;
-        stream_->close();
-    }
-
-private:
     void fail(error e)
     {
         failed_ = std::move(e);
@@ -130,6 +150,7 @@ private:
         co_return std::nullopt;
     }
 
+    asio::any_io_executor ex_;
     std::unique_ptr<http_stream> stream_;
     semaphore_permit slot_;
     std::string op_;
@@ -146,11 +167,13 @@ private:
 
 }  // namespace
 
-std::unique_ptr<e2b::process_event_stream> make_process_event_stream(std::unique_ptr<http_stream> stream,
+std::unique_ptr<e2b::process_event_stream> make_process_event_stream(asio::any_io_executor ex,
+                                                                     std::unique_ptr<http_stream> stream,
                                                                      semaphore_permit slot, std::string operation,
                                                                      std::chrono::milliseconds idle_timeout)
 {
-    return std::make_unique<process_stream>(std::move(stream), std::move(slot), std::move(operation), idle_timeout);
+    return std::make_unique<process_stream>(std::move(ex), std::move(stream), std::move(slot), std::move(operation),
+                                            idle_timeout);
 }
 
 }  // namespace prism_e2b::wire

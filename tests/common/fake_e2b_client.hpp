@@ -10,12 +10,15 @@
 #include <prism_e2b/redactor.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
 #include <deque>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -488,8 +491,43 @@ private:
             : client_(c), p_(std::move(p)), ex_(std::move(ex)), breaks_(p_->breaks)
         {
         }
-        boost::asio::awaitable<result<std::optional<e2b::process_event>>> next() override
+        void close() noexcept override
         {
+            std::lock_guard lk(client_->mu_);
+            closed_ = true;
+        }
+        std::size_t index_ = 0;
+
+    protected:
+        void do_next(completion_handler<std::optional<e2b::process_event>> h) override
+        {
+            boost::asio::co_spawn(ex_, poll(), spawned{std::move(h), ex_});
+        }
+
+    private:
+        using next_result = result<std::optional<e2b::process_event>>;
+
+        /// co_spawn's completion: the caller's cancellation slot and executor, and
+        /// an escaped exception (a cancelled await) as errc::cancelled.
+        struct spawned {
+            completion_handler<std::optional<e2b::process_event>> h;
+            boost::asio::any_io_executor fallback;
+
+            using cancellation_slot_type = boost::asio::cancellation_slot;
+            cancellation_slot_type get_cancellation_slot() const noexcept { return h.get_cancellation_slot(); }
+            using executor_type = boost::asio::any_completion_executor;
+            executor_type get_executor() const noexcept { return boost::asio::get_associated_executor(h, fallback); }
+
+            void operator()(std::exception_ptr e, next_result r)
+            {
+                if (e) r = error(errc::cancelled, "stream read cancelled", {"process.stream"});
+                std::move(h)(std::move(r));
+            }
+        };
+
+        boost::asio::awaitable<next_result> poll()
+        {
+            co_await boost::asio::this_coro::throw_if_cancelled(false);
             if (!sent_start_) {
                 sent_start_ = true;
                 co_return std::optional<e2b::process_event>(e2b::start_event{p_->pid});
@@ -518,14 +556,6 @@ private:
                 if (ec) co_return error(errc::cancelled, "stream read cancelled", {"process.stream"});
             }
         }
-        void close() noexcept override
-        {
-            std::lock_guard lk(client_->mu_);
-            closed_ = true;
-        }
-        std::size_t index_ = 0;
-
-    private:
         fake_e2b_client* client_;
         std::shared_ptr<fake_process> p_;
         boost::asio::any_io_executor ex_;

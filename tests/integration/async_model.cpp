@@ -4,6 +4,7 @@
 // the token (no co_spawn wrapper), and requests built inline in the call.
 #include <prism_e2b/e2b_sandbox.hpp>
 
+#include "client_thread.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
@@ -12,7 +13,6 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/deferred.hpp>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -22,26 +22,12 @@
 
 #include <atomic>
 #include <future>
-#include <thread>
 
 using namespace prism_e2b;
 using namespace prism_e2b::test;
 namespace asio = boost::asio;
 
 namespace {
-
-/// A client-side io_context run by one thread of its own, for the tokens that
-/// are used from outside any coroutine (use_future, callbacks).
-struct client_thread {
-    asio::io_context ioc;
-    asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
-    std::thread runner{[this] { ioc.run(); }};
-    ~client_thread()
-    {
-        work.reset();
-        runner.join();
-    }
-};
 
 constexpr auto test_deadline = std::chrono::seconds(60);
 

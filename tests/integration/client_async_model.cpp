@@ -2,16 +2,16 @@
 // local server: the same operations completed through use_future, a plain
 // callback, deferred (alone and in a parallel_group) and co_await, and
 // per-operation cancellation bound straight to the token, on a control-plane
-// and on an envd operation.
+// and on an envd operation, and a process stream's async_next() in each token.
 #include <prism_e2b/e2b/client.hpp>
 
+#include "client_thread.hpp"
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/deferred.hpp>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -21,26 +21,15 @@
 
 #include <atomic>
 #include <future>
-#include <thread>
+#include <optional>
+#include <string>
+#include <variant>
 
 using namespace prism_e2b;
 using namespace prism_e2b::test;
 namespace asio = boost::asio;
 
 namespace {
-
-/// A client-side io_context run by one thread of its own, for the tokens that
-/// are used from outside any coroutine (use_future, callbacks).
-struct client_thread {
-    asio::io_context ioc;
-    asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
-    std::thread runner{[this] { ioc.run(); }};
-    ~client_thread()
-    {
-        work.reset();
-        runner.join();
-    }
-};
 
 constexpr auto test_deadline = std::chrono::seconds(60);
 /// Longer than test_deadline: a request delayed this long can only end by cancellation.
@@ -217,6 +206,103 @@ BOOST_AUTO_TEST_CASE(per_operation_cancellation_on_control_plane_and_envd)
     auto list_f = c->async_list_processes(target, asio::use_future);
     BOOST_TEST(ready(list_f).has_value());
     auto killed_f = c->async_kill_sandbox(id, asio::use_future);
+    BOOST_TEST(ready(killed_f).has_value());
+}
+
+// A process stream's async_next() in every token: use_future, a plain callback
+// (on the client's executor), deferred, and per-operation cancellation bound to
+// a callback's token (terminal: the stream stays cancelled).
+BOOST_AUTO_TEST_CASE(process_stream_async_next_with_every_token)
+{
+    local_server_fixture srv;
+    client_thread t;
+    auto c = client_for(srv, t.ioc.get_executor());
+    e2b::create_sandbox_params cp;
+    auto created_f = c->async_create_sandbox(cp, asio::use_future);
+    auto created = ready(created_f);
+    BOOST_TEST_REQUIRE(created.has_value(), (created ? "" : created.error().to_string()));
+    auto const target = e2b::envd_target::from(*created);
+    using next_result = result<std::optional<e2b::process_event>>;
+
+    {
+        e2b::start_process_params p;
+        p.process.cmd = "/bin/sh";
+        p.process.args = {"-c", "echo one; sleep 0.2; echo two"};
+        auto started_f = c->async_start_process(target, p, asio::use_future);
+        auto s = ready(started_f);
+        BOOST_TEST_REQUIRE(s.has_value(), (s ? "" : s.error().to_string()));
+
+        // use_future: the start event.
+        auto first_f = (*s)->async_next(asio::use_future);
+        auto first = ready(first_f);
+        BOOST_TEST_REQUIRE(first.has_value(), (first ? "" : first.error().to_string()));
+        BOOST_TEST_REQUIRE(first->has_value());
+        BOOST_TEST(std::holds_alternative<e2b::start_event>(**first));
+
+        // A plain callback, with no associated executor: on the client's executor.
+        std::promise<next_result> done;
+        std::atomic<bool> on_client_executor{false};
+        (*s)->async_next([&](next_result r) {
+            on_client_executor = t.ioc.get_executor().running_in_this_thread();
+            done.set_value(std::move(r));
+        });
+        auto second_f = done.get_future();
+        auto second = ready(second_f);
+        BOOST_TEST_REQUIRE(second.has_value(), (second ? "" : second.error().to_string()));
+        BOOST_TEST_REQUIRE(second->has_value());
+        BOOST_TEST(on_client_executor.load());
+        std::string out;
+        if (auto const* d = std::get_if<e2b::data_event>(&**second)) out += d->bytes;
+
+        // deferred: each read launched later, until the clean end of the stream.
+        bool saw_end = false;
+        for (int i = 0; i < 100; ++i) {
+            auto op = (*s)->async_next(asio::deferred);
+            auto f = std::move(op)(asio::use_future);
+            auto ev = ready(f);
+            BOOST_TEST_REQUIRE(ev.has_value(), (ev ? "" : ev.error().to_string()));
+            if (!*ev) break;
+            if (auto const* d = std::get_if<e2b::data_event>(&**ev)) out += d->bytes;
+            if (auto const* end = std::get_if<e2b::end_event>(&**ev)) {
+                saw_end = true;
+                BOOST_TEST(end->exit_code == 0);
+            }
+        }
+        BOOST_TEST(saw_end);
+        BOOST_TEST(out == "one\ntwo\n");
+        // After the end every read is the clean end again.
+        auto again_f = (*s)->async_next(asio::use_future);
+        auto again = ready(again_f);
+        BOOST_TEST_REQUIRE(again.has_value(), (again ? "" : again.error().to_string()));
+        BOOST_TEST(!again->has_value());
+    }
+    {
+        e2b::start_process_params p;
+        p.process.cmd = "sleep";
+        p.process.args = {"600"};
+        p.timeout = std::chrono::milliseconds(0);
+        auto started_f = c->async_start_process(target, p, asio::use_future);
+        auto s = ready(started_f);
+        BOOST_TEST_REQUIRE(s.has_value(), (s ? "" : s.error().to_string()));
+        auto first_f = (*s)->async_next(asio::use_future);
+        auto first = ready(first_f);
+        BOOST_TEST_REQUIRE(first.has_value(), (first ? "" : first.error().to_string()));
+
+        asio::cancellation_signal sig;
+        std::promise<next_result> done;
+        (*s)->async_next(
+            asio::bind_cancellation_slot(sig.slot(), [&](next_result r) { done.set_value(std::move(r)); }));
+        asio::post(t.ioc, [&] { sig.emit(asio::cancellation_type::terminal); });
+        auto cut_f = done.get_future();
+        auto cut = ready(cut_f);
+        BOOST_TEST((!cut && cut.error() == errc::cancelled), (cut ? "completed" : cut.error().to_string()));
+        // Terminal: the stream is unusable afterwards.
+        auto after_f = (*s)->async_next(asio::use_future);
+        auto after = ready(after_f);
+        BOOST_TEST((!after && after.error() == errc::cancelled), (after ? "completed" : after.error().to_string()));
+    }
+
+    auto killed_f = c->async_kill_sandbox(created->sandbox_id, asio::use_future);
     BOOST_TEST(ready(killed_f).has_value());
 }
 

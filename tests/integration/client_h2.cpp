@@ -49,7 +49,7 @@ asio::awaitable<exec_outcome> run_script(std::shared_ptr<e2b::client> c, e2b::en
         co_return r;
     }
     for (;;) {
-        auto ev = co_await (*s)->next();
+        auto ev = co_await (*s)->async_next();
         if (!ev) {
             r.failure = ev.error();
             co_return r;

@@ -166,7 +166,7 @@ BOOST_AUTO_TEST_CASE(goaway_moves_new_streams_to_a_new_connection_and_lets_the_o
         auto const p = sh("true");
         auto s = co_await (*c)->async_start_process(t, p);
         BOOST_REQUIRE_MESSAGE(s, (s ? "" : s.error().message()));
-        auto first = co_await (*s)->next();
+        auto first = co_await (*s)->async_next();
         BOOST_REQUIRE(first);
         BOOST_REQUIRE(*first);
         BOOST_TEST(std::holds_alternative<e2b::start_event>(**first));
@@ -180,7 +180,7 @@ BOOST_AUTO_TEST_CASE(goaway_moves_new_streams_to_a_new_connection_and_lets_the_o
         std::string out;
         std::optional<std::int32_t> code;
         for (;;) {
-            auto ev = co_await (*s)->next();
+            auto ev = co_await (*s)->async_next();
             BOOST_REQUIRE_MESSAGE(ev, (ev ? "" : ev.error().message()));
             if (!*ev) break;
             if (auto const* d = std::get_if<e2b::data_event>(&**ev)) out += d->bytes;
@@ -208,9 +208,9 @@ BOOST_AUTO_TEST_CASE(rst_stream_mid_exec_is_an_unknown_outcome_and_a_typed_error
         auto const p = sh("true");
         auto s = co_await (*c)->async_start_process(t, p);
         BOOST_REQUIRE(s);
-        auto first = co_await (*s)->next();
+        auto first = co_await (*s)->async_next();
         BOOST_REQUIRE(first);
-        auto cut = co_await (*s)->next();
+        auto cut = co_await (*s)->async_next();
         BOOST_REQUIRE(!cut);
         BOOST_TEST((cut.error() == errc::unknown_outcome));  // never an exit code
         BOOST_TEST(cut.error().message().find("reset") != std::string::npos, cut.error().message());
@@ -260,7 +260,7 @@ BOOST_AUTO_TEST_CASE(a_reader_that_does_not_read_holds_the_server_back)
             // Reading lets it go on, to the end.
             std::size_t got = 0;
             for (;;) {
-                auto ev = co_await (*s)->next();
+                auto ev = co_await (*s)->async_next();
                 BOOST_REQUIRE_MESSAGE(ev, (ev ? "" : ev.error().message()));
                 if (!*ev) break;
                 if (auto const* d = std::get_if<e2b::data_event>(&**ev)) got += d->bytes.size();

@@ -44,7 +44,7 @@ asio::awaitable<bool> read_until(e2b::process_event_stream& s, std::string const
 {
     for (;;) {
         if (seen.find(text) != std::string::npos) co_return true;
-        auto ev = co_await s.next();
+        auto ev = co_await s.async_next();
         if (!ev || !*ev) co_return false;
         if (auto const* d = std::get_if<e2b::data_event>(&**ev)) {
             BOOST_TEST((d->stream == e2b::data_event::stream_kind::pty));
@@ -72,7 +72,7 @@ BOOST_AUTO_TEST_CASE(start_input_resize_connect_kill)
         p.tag = "term-1";
         auto s = co_await c->async_start_pty(target, p);
         BOOST_REQUIRE_MESSAGE(s, s.error().to_string());
-        auto first = co_await (*s)->next();
+        auto first = co_await (*s)->async_next();
         BOOST_REQUIRE(first && *first);
         auto const* st = std::get_if<e2b::start_event>(&**first);
         BOOST_REQUIRE(st);

@@ -147,7 +147,7 @@ public:
     /// start_event with the pid). Errors: errc::unauthenticated (bad access token), errc::not_found,
     /// errc::server_error (502: the sandbox is not running). Cancellation: terminal; the process
     /// may have started (find it with async_list_processes). The stream is independent of the
-    /// operation: read it with next(), close() it to stop.
+    /// operation: read it with async_next(), close() it to stop.
     template <class CompletionToken = default_completion_token>
     auto async_start_process(envd_target target, start_process_params params, CompletionToken&& token = {})
     {

@@ -44,7 +44,7 @@ struct client_options {
     /// request_timeout / call_timeout bound it.
     std::chrono::milliseconds read_idle_timeout{30000};
     /// A process stream silent this long (no output and no keepalive, which envd
-    /// sends every 50 s) is presumed dead: next() reports errc::unknown_outcome.
+    /// sends every 50 s) is presumed dead: async_next() reports errc::unknown_outcome.
     /// Default three keepalive intervals; 0 waits forever.
     std::chrono::milliseconds stream_idle_timeout{150000};
     /// Retries of 429 (Retry-After honoured) and of idempotent requests on 5xx/network errors.

@@ -3,6 +3,8 @@
 #ifndef PRISM_E2B_E2B_TYPES_HPP
 #define PRISM_E2B_E2B_TYPES_HPP
 
+#include <prism_e2b/async.hpp>
+#include <prism_e2b/error.hpp>
 #include <prism_e2b/export.hpp>
 #include <prism_e2b/limits.hpp>
 #include <prism_e2b/process.hpp>
@@ -12,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -174,21 +177,35 @@ using process_event = std::variant<start_event, data_event, end_event, keepalive
 
 /// A server stream of process events (Start or Connect).
 ///
-/// next() yields events in order. After the `end` event and a clean
-/// end-of-stream it yields std::nullopt. A stream that ends without an `end`
-/// event, or is cut, is errc::unknown_outcome. An end-of-stream error is mapped
-/// to its code (not_found, timed_out, ...). Destroying the stream closes its
-/// connection (it never returns to the pool half-read).
+/// async_next() completes with the events in order. After the `end` event and
+/// a clean end-of-stream it completes with std::nullopt. A stream that ends
+/// without an `end` event, or is cut, is errc::unknown_outcome. An
+/// end-of-stream error is mapped to its code (not_found, timed_out, ...).
+/// After an error every async_next() repeats it.
 ///
-/// Thread safety: one next() at a time. Per-operation cancellation of next():
-/// terminal; the stream is unusable afterwards.
+/// Thread safety: one async_next() at a time. close() may be called from any
+/// thread. Per-operation cancellation of async_next(): terminal; it closes the
+/// stream (errc::cancelled, then unusable). Destroying the stream closes its
+/// connection (it never returns to the pool half-read). The stream must
+/// outlive its pending async_next().
 class PRISM_E2B_API process_event_stream {
 public:
     virtual ~process_event_stream() = default;
-    virtual boost::asio::awaitable<result<std::optional<process_event>>>
-    next() = 0;  ///< the next event; std::nullopt after `end` and a clean end of stream
-    /// Closes the connection now; a pending next() completes with errc::cancelled.
+
+    /// The next event: `result<std::optional<process_event>>`; std::nullopt
+    /// after `end` and a clean end of stream.
+    template <class CompletionToken = default_completion_token>
+    auto async_next(CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<std::optional<process_event>>(
+            std::forward<CompletionToken>(token),
+            [this](completion_handler<std::optional<process_event>> h) { do_next(std::move(h)); });
+    }
+    /// Closes the connection now; a pending async_next() completes with errc::cancelled.
     virtual void close() noexcept = 0;
+
+protected:
+    virtual void do_next(completion_handler<std::optional<process_event>> h) = 0;  ///< body of async_next
 };
 
 // ---- filesystem.Filesystem + /files ----------------------------------------

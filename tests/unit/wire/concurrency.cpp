@@ -69,7 +69,7 @@ asio::awaitable<void> one_exec(e2b::client& c, int i, exec_result& res, std::ato
         res.failure = s.error().to_string();
     } else {
         for (;;) {
-            auto ev = co_await (*s)->next();
+            auto ev = co_await (*s)->async_next();
             if (!ev) {
                 res.failure = ev.error().to_string();
                 break;

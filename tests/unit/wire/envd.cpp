@@ -78,7 +78,7 @@ asio::awaitable<drained> drain(e2b::process_event_stream& s)
 {
     drained d;
     for (int guard = 0; guard < 10000; ++guard) {
-        auto ev = co_await s.next();
+        auto ev = co_await s.async_next();
         if (!ev) {
             d.failure = ev.error();
             co_return d;
@@ -126,7 +126,7 @@ BOOST_AUTO_TEST_CASE(start_streams_events_and_sends_what_the_sdk_sends)
         BOOST_TEST(d.end->exit_code == 0);  // absent exitCode in a present end event
         BOOST_TEST(d.end->exited);
         // After the end the stream stays finished.
-        auto again = co_await (*s)->next();
+        auto again = co_await (*s)->async_next();
         BOOST_TEST((again.has_value() && !*again));
     });
     auto r = server.requests().at(0);
@@ -595,18 +595,17 @@ BOOST_AUTO_TEST_CASE(cancellation_and_deadlines)
         BOOST_TEST_REQUIRE(r.has_error());
         BOOST_TEST((r.error() == errc::cancelled), r.error().to_string());
         BOOST_TEST((std::chrono::steady_clock::now() - t0) < std::chrono::milliseconds(1000));
-        // A stream's next() cancelled while waiting for data.
+        // A stream's async_next() cancelled (a slot bound to its token) while waiting for data.
         e2b::start_process_params p;
         p.process.cmd = "sleep";
         auto s = co_await c.async_start_process(t, p);
         BOOST_TEST_REQUIRE(s.has_value());
-        auto first = co_await (*s)->next();  // start (arrives after the first delay)
+        auto first = co_await (*s)->async_next();  // start (arrives after the first delay)
         BOOST_TEST_REQUIRE(first.has_value());
         asio::cancellation_signal sig2;
         timer.expires_after(std::chrono::milliseconds(100));
         timer.async_wait([&](boost::system::error_code) { sig2.emit(asio::cancellation_type::terminal); });
-        auto n =
-            co_await asio::co_spawn(ex, (*s)->next(), asio::bind_cancellation_slot(sig2.slot(), asio::use_awaitable));
+        auto n = co_await (*s)->async_next(asio::bind_cancellation_slot(sig2.slot(), asio::use_awaitable));
         BOOST_TEST_REQUIRE(n.has_error());
         BOOST_TEST((n.error() == errc::cancelled), n.error().to_string());
     });

@@ -67,8 +67,8 @@ BOOST_AUTO_TEST_CASE(no_secret_in_logs_or_errors)
         sp.process.cmd = "x";
         auto s = co_await cl.async_start_process(t, sp);
         BOOST_TEST_REQUIRE(s.has_value());
-        (void)co_await (*s)->next();
-        auto end = co_await (*s)->next();
+        (void)co_await (*s)->async_next();
+        auto end = co_await (*s)->async_next();
         BOOST_TEST_REQUIRE(end.has_error());
         BOOST_TEST((end.error() == errc::unauthenticated));
         texts.push_back(end.error().to_string());
