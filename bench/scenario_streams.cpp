@@ -57,7 +57,7 @@ struct side_outcome {
 asio::awaitable<result<std::uint32_t>> await_start(e2b::process_event_stream& s)
 {
     for (;;) {
-        auto ev = co_await s.next();
+        auto ev = co_await s.async_next();
         if (!ev) co_return ev.error();
         if (!*ev) co_return error(errc::unknown_outcome, "stream ended before its start event");
         if (auto const* st = std::get_if<e2b::start_event>(&**ev)) co_return st->pid;
@@ -68,7 +68,7 @@ asio::awaitable<result<std::uint32_t>> await_start(e2b::process_event_stream& s)
 asio::awaitable<bool> await_end(e2b::process_event_stream& s)
 {
     for (;;) {
-        auto ev = co_await s.next();
+        auto ev = co_await s.async_next();
         if (!ev || !*ev) co_return false;
         if (std::holds_alternative<e2b::end_event>(**ev)) co_return true;
     }
