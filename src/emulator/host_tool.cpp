@@ -42,6 +42,7 @@ result<void> run_host_tool(std::vector<std::string> const& argv, std::string_vie
     posix_spawn_file_actions_t actions;
     ::posix_spawn_file_actions_init(&actions);
     for (int fd : {0, 1, 2}) ::posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
+    ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // none of the server's sockets or files
     pid_t pid = -1;
     int const rc = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, args.data(), environ);
     ::posix_spawn_file_actions_destroy(&actions);

@@ -8,8 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <poll.h>
 #include <sstream>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +70,9 @@ result<void> attach_user_network(std::string const& slirp4netns, pid_t init_pid,
             if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(null_fd, 1) < 0 || ::dup2(null_fd, 2) < 0 ||
                 ::dup2(init_pidfd, 3) < 0 || ::dup2(ready_w.get(), 4) < 0)
                 ::_exit(127);
+            // Nothing else of the server's (its listener, client sockets, sandbox files) reaches
+            // slirp4netns, which runs beside sandboxed code and outlives the server.
+            if (::syscall(SYS_close_range, 5u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) ::_exit(127);
             ::execve(slirp4netns.c_str(), const_cast<char* const*>(argv.data()), const_cast<char* const*>(envp.data()));
             ::_exit(127);
         }

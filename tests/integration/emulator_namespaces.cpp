@@ -17,14 +17,45 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <optional>
+#include <set>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace prism_e2b::test;
 namespace json = boost::json;
+namespace fs = std::filesystem;
 
 namespace {
+
+/// The socket inodes ("socket:[N]") process `pid` holds open.
+std::set<std::string> socket_inodes(std::string const& pid)
+{
+    std::set<std::string> out;
+    std::error_code ec;
+    for (auto const& e : fs::directory_iterator("/proc/" + pid + "/fd", ec)) {
+        std::error_code lec;
+        auto const target = fs::read_symlink(e.path(), lec).string();
+        if (target.rfind("socket:", 0) == 0) out.insert(target);
+    }
+    return out;
+}
+
+/// Pids of the running slirp4netns processes.
+std::vector<std::string> slirp4netns_pids()
+{
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (auto const& e : fs::directory_iterator("/proc", ec)) {
+        auto const name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream comm(e.path() / "comm");
+        std::string c;
+        if (std::getline(comm, c) && c == "slirp4netns") out.push_back(name);
+    }
+    return out;
+}
 
 /// A server on the namespaces engine with small, checkable limits.
 std::unique_ptr<local_server_fixture> ns_server()
@@ -385,6 +416,15 @@ BOOST_AUTO_TEST_CASE(network_is_isolated_only_without_internet_access)
     BOOST_TEST(sandbox_info(*f, closed)["allowInternetAccess"].as_bool() == false);
     // With internet access the sandbox reaches out (which shows the refusals below can fail)...
     BOOST_TEST(run_command(*f, open, tcp_connect(text, out.port)).stdout_text == "connected\n");
+    // The NAT helper holds none of the server's sockets (listener, clients): it runs beside
+    // sandboxed code and outlives the server, so an inherited descriptor would leak them.
+    auto const ours = socket_inodes("self");
+    BOOST_TEST_REQUIRE(!ours.empty());
+    auto const helpers = slirp4netns_pids();
+    BOOST_TEST(!helpers.empty());
+    for (auto const& pid : helpers)
+        for (auto const& inode : socket_inodes(pid))
+            BOOST_TEST(!ours.contains(inode), "slirp4netns " << pid << " holds " << inode);
     // ...but not the host's loopback services, neither as 127.0.0.1 (its own loopback) nor
     // through the NAT's gateway; and its loopback is its own (the host's port is free in it).
     for (auto const* host : {"127.0.0.1", "10.0.2.2"}) {
