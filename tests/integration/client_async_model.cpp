@@ -53,6 +53,16 @@ T ready(std::future<T>& f)
     return f.get();
 }
 
+/// A new sandbox, created through use_future (the setup of the cases below).
+e2b::sandbox_handle create_sandbox_now(e2b::client& c)
+{
+    e2b::create_sandbox_params p;
+    auto created_f = c.async_create_sandbox(p, asio::use_future);
+    auto created = ready(created_f);
+    BOOST_TEST_REQUIRE(created.has_value(), (created ? "" : created.error().to_string()));
+    return *created;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(test_client_async_model)
@@ -92,11 +102,8 @@ BOOST_AUTO_TEST_CASE(plain_callback_runs_on_the_client_executor)
     local_server_fixture srv;
     client_thread t;
     auto c = client_for(srv, t.ioc.get_executor());
-    e2b::create_sandbox_params p;
-    auto created_f = c->async_create_sandbox(p, asio::use_future);
-    auto created = ready(created_f);
-    BOOST_TEST_REQUIRE(created.has_value(), (created ? "" : created.error().to_string()));
-    auto const target = e2b::envd_target::from(*created);
+    auto const created = create_sandbox_now(*c);
+    auto const target = e2b::envd_target::from(created);
 
     std::promise<result<bool>> done;
     std::atomic<bool> on_client_executor{false};
@@ -112,7 +119,7 @@ BOOST_AUTO_TEST_CASE(plain_callback_runs_on_the_client_executor)
     // never inside the initiating call (this thread is not the client's).
     BOOST_TEST(on_client_executor.load());
 
-    auto killed_f = c->async_kill_sandbox(created->sandbox_id, asio::use_future);
+    auto killed_f = c->async_kill_sandbox(created.sandbox_id, asio::use_future);
     BOOST_TEST(ready(killed_f).has_value());
 }
 
@@ -165,12 +172,9 @@ BOOST_AUTO_TEST_CASE(per_operation_cancellation_on_control_plane_and_envd)
     local_server_fixture srv;
     client_thread t;
     auto c = client_for(srv, t.ioc.get_executor());
-    e2b::create_sandbox_params p;
-    auto created_f = c->async_create_sandbox(p, asio::use_future);
-    auto created = ready(created_f);
-    BOOST_TEST_REQUIRE(created.has_value(), (created ? "" : created.error().to_string()));
-    auto const id = created->sandbox_id;
-    auto const target = e2b::envd_target::from(*created);
+    auto const created = create_sandbox_now(*c);
+    auto const id = created.sandbox_id;
+    auto const target = e2b::envd_target::from(created);
 
     {  // control plane: GET /sandboxes/{id}
         srv.server().faults().add_latency("/sandboxes/" + id, forever);
@@ -217,11 +221,8 @@ BOOST_AUTO_TEST_CASE(process_stream_async_next_with_every_token)
     local_server_fixture srv;
     client_thread t;
     auto c = client_for(srv, t.ioc.get_executor());
-    e2b::create_sandbox_params cp;
-    auto created_f = c->async_create_sandbox(cp, asio::use_future);
-    auto created = ready(created_f);
-    BOOST_TEST_REQUIRE(created.has_value(), (created ? "" : created.error().to_string()));
-    auto const target = e2b::envd_target::from(*created);
+    auto const created = create_sandbox_now(*c);
+    auto const target = e2b::envd_target::from(created);
     using next_result = result<std::optional<e2b::process_event>>;
 
     {
@@ -302,7 +303,7 @@ BOOST_AUTO_TEST_CASE(process_stream_async_next_with_every_token)
         BOOST_TEST((!after && after.error() == errc::cancelled), (after ? "completed" : after.error().to_string()));
     }
 
-    auto killed_f = c->async_kill_sandbox(created->sandbox_id, asio::use_future);
+    auto killed_f = c->async_kill_sandbox(created.sandbox_id, asio::use_future);
     BOOST_TEST(ready(killed_f).has_value());
 }
 
