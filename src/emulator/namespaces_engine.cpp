@@ -134,18 +134,63 @@ namespace {
 /// Which state dir a server's cgroup root belongs to, for the servers that clean up after dead ones.
 fs::path const cgroup_owners = "/run/prism-e2b/cgroup-owners";
 
+/// What /run/prism-e2b/cgroup-owners/<root> records: the server's state dir and start time.
+struct cgroup_owner {
+    std::string state_dir;
+    std::uint64_t start_ticks = 0;  // 0: not recorded
+};
+
+cgroup_owner read_cgroup_owner(std::string const& root_name)
+{
+    std::istringstream in(read_small_file((cgroup_owners / root_name).string()));
+    cgroup_owner owner;
+    std::getline(in, owner.state_dir);
+    in >> owner.start_ticks;
+    return owner;
+}
+
+/// Whether the server that created root `root_name` (pid `pid`) still runs. A pid alone is not
+/// enough: after a crash it is soon reused, and that root would then never be swept.
+bool owner_runs(std::string const& root_name, pid_t pid)
+{
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+    auto const recorded = read_cgroup_owner(root_name).start_ticks;
+    return recorded == 0 || recorded == process_start_ticks(pid);
+}
+
 /// A dead server's root that a later server on its state dir will take back (its ledger holds sandboxes).
 bool claimed_by_a_ledger(std::string const& root_name)
 {
-    auto state_dir = read_small_file((cgroup_owners / root_name).string());
-    while (!state_dir.empty() && state_dir.back() == '\n') state_dir.pop_back();
+    auto const state_dir = read_cgroup_owner(root_name).state_dir;
     if (state_dir.empty()) return false;
     std::error_code ec;
     auto const ledger = fs::path(state_dir) / "ledger";
     return fs::is_directory(ledger, ec) && !fs::is_empty(ledger, ec);
 }
 
+void record_cgroup_owner(std::string const& root_name, std::string const& state_dir)
+{
+    std::error_code ec;
+    fs::create_directories(cgroup_owners, ec);
+    std::ofstream(cgroup_owners / root_name, std::ios::trunc) << state_dir << '\n'
+                                                              << process_start_ticks(::getpid()) << '\n';
+}
+
 }  // namespace
+
+std::uint64_t process_start_ticks(pid_t pid)
+{
+    auto const stat = read_small_file("/proc/" + std::to_string(pid) + "/stat");
+    auto const paren = stat.rfind(')');  // the command name before it may hold spaces
+    if (paren == std::string::npos) return 0;
+    std::istringstream fields(stat.substr(paren + 1));
+    std::string skipped;
+    for (int field = 3; field < 22 && fields >> skipped; ++field) {
+    }
+    std::uint64_t ticks = 0;
+    fields >> ticks;
+    return ticks;
+}
 
 void remove_cgroup_tree(fs::path const& dir)
 {
@@ -178,15 +223,14 @@ std::string create_server_cgroup(std::string const& parent, std::string const& p
         auto const name = e.path().filename().string();
         if (name.rfind(prefix, 0) != 0) continue;
         pid_t const owner = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
-        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH && !claimed_by_a_ledger(name)) remove_tree(e.path());
+        if (owner > 0 && !owner_runs(name, owner) && !claimed_by_a_ledger(name)) {
+            remove_tree(e.path());  // and its owner record
+        }
     }
     std::string const name = prefix + std::to_string(::getpid()) + "-" + random_id(6);
     std::string const dir = parent + "/" + name;
     if (::mkdir(dir.c_str(), 0755) != 0) return {};
-    if (!state_dir.empty()) {
-        fs::create_directories(cgroup_owners, ec);
-        std::ofstream(cgroup_owners / name, std::ios::trunc) << state_dir;
-    }
+    record_cgroup_owner(name, state_dir);
     return dir;
 }
 
@@ -198,11 +242,14 @@ std::string take_over_cgroup_root(std::string const& root)
     auto const dash = name.rfind('-');
     if (digits == std::string::npos || dash == std::string::npos || dash < digits) return root;
     pid_t const owner = static_cast<pid_t>(std::atol(name.c_str() + digits));
-    if (owner == ::getpid() || owner <= 0 || ::kill(owner, 0) == 0 || errno != ESRCH) return root;
+    if (owner == ::getpid() || owner <= 0 || owner_runs(name, owner)) return root;
     auto const new_name = name.substr(0, digits) + std::to_string(::getpid()) + name.substr(dash);
     auto const new_path = path.parent_path() / new_name;
     if (::rename(path.c_str(), new_path.c_str()) != 0) return root;
-    ::rename((cgroup_owners / name).c_str(), (cgroup_owners / new_name).c_str());
+    auto const state_dir = read_cgroup_owner(name).state_dir;
+    std::error_code ec;
+    fs::remove(cgroup_owners / name, ec);
+    record_cgroup_owner(new_name, state_dir);
     return new_path.string();
 }
 

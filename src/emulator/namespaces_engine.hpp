@@ -54,14 +54,18 @@ struct ns_limits {
     std::uint32_t max_pids = 1024;
 };
 
+/// When `pid` started, in clock ticks after boot (field 22 of /proc/<pid>/stat); 0 if it is gone.
+/// With the pid it names one process for good: a crashed server's pid is soon reused.
+std::uint64_t process_start_ticks(pid_t pid);
+
 /// Kills what is left in `dir`'s sub-cgroups (thawing frozen ones) and removes them and `dir`.
 void remove_cgroup_tree(std::filesystem::path const& dir);
 
 /// `parent`/<prefix><pid>-<random>: a cgroup of this server, recorded as belonging to
 /// `state_dir` (empty: a temporary one). First removes (with `remove_tree`) the ones of
-/// servers that died without stop(), except those whose state dir's ledger still holds
-/// sandboxes: their sandboxes outlived the server and a server on that state dir adopts
-/// them. Empty on failure.
+/// servers that died without stop() (their pid gone or now another process's), except those whose state dir's ledger
+/// still holds sandboxes: their sandboxes outlived the server and a server on that state dir adopts them. Empty on
+/// failure.
 std::string create_server_cgroup(std::string const& parent, std::string const& prefix,
                                  void (*remove_tree)(std::filesystem::path const&), std::string const& state_dir = {});
 

@@ -2,6 +2,7 @@
 // with real processes: sandboxes cannot see, read, signal or reach each other;
 // root in a sandbox is not host root; `ps` shows only the sandbox; its own boot
 // id, hostname, cgroup limits; no network without internet access.
+#include "emulator/namespaces_engine.hpp"
 #include "emulator/sandbox_network.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
@@ -506,6 +507,36 @@ BOOST_AUTO_TEST_CASE(kill_and_stop_leave_no_process_cgroup_or_file)
     BOOST_TEST(!exists(dir / "sandboxes" / b.id));
     BOOST_TEST(!exists(std::filesystem::path(cg_b).parent_path()));  // the server's own cgroup root
     std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(a_crashed_servers_cgroup_root_is_swept_even_when_its_pid_is_reused)
+{
+    if (!have_root() || !fs::exists("/sys/fs/cgroup/pids/cgroup.procs")) return;
+    // Roots named after this (live) process: one recorded with another start time, as a
+    // crashed server's root looks once its pid went to a new process, and one recorded with
+    // ours, a server that still runs.
+    auto const pid = std::to_string(::getpid());
+    fs::path const reused = "/sys/fs/cgroup/pids/prism-e2b-ns-" + pid + "-" + random_token(6);
+    fs::path const running = "/sys/fs/cgroup/pids/prism-e2b-ns-" + pid + "-" + random_token(6);
+    fs::path const owners = "/run/prism-e2b/cgroup-owners";
+    auto const ours = prism_e2b::local::detail::process_start_ticks(::getpid());
+    BOOST_REQUIRE(ours != 0);
+    fs::create_directories(owners);
+    BOOST_REQUIRE(fs::create_directory(reused));
+    BOOST_REQUIRE(fs::create_directory(reused / "a-sandbox"));
+    BOOST_REQUIRE(fs::create_directory(running));
+    std::ofstream(owners / reused.filename()) << "\n" << ours - 1 << "\n";
+    std::ofstream(owners / running.filename()) << "\n" << ours << "\n";
+
+    {
+        local_server_fixture f([](prism_e2b::local::server_options& o) { o.engine = "namespaces"; });
+        BOOST_TEST(!fs::exists(reused));
+        BOOST_TEST(!fs::exists(owners / reused.filename()));
+        BOOST_TEST(fs::exists(running));
+    }
+    BOOST_TEST(fs::exists(running));  // a server's stop removes only its own roots
+    prism_e2b::local::detail::remove_cgroup_tree(running);
+    BOOST_TEST(!fs::exists(owners / running.filename()));
 }
 
 BOOST_AUTO_TEST_CASE(one_server_per_state_dir)
