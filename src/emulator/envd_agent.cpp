@@ -9,6 +9,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -36,6 +37,7 @@ json::object agent_config::to_json() const
     o["maxFileBytes"] = max_file_bytes;
     o["envdVersion"] = envd_version;
     if (!listen_path.empty()) o["listenPath"] = listen_path;
+    o["maxConnections"] = max_connections;
     return o;
 }
 
@@ -51,6 +53,8 @@ agent_config agent_config::from_json(json::object const& o)
         c.max_file_bytes = v->to_number<std::size_t>();
     if (auto const* v = o.if_contains("envdVersion"); v && v->is_string()) c.envd_version = std::string(v->as_string());
     if (auto const* v = o.if_contains("listenPath"); v && v->is_string()) c.listen_path = std::string(v->as_string());
+    if (auto const* v = o.if_contains("maxConnections"); v && v->is_number())
+        c.max_connections = std::max<std::size_t>(1, v->to_number<std::size_t>());
     return c;
 }
 
@@ -95,7 +99,7 @@ int serve(agent_config const& cfg)
     sb->started_at = std::chrono::system_clock::now();
     st->sandboxes[sb->id] = sb;
 
-    auto make_listener = [st, sb](agent_socket* own) {
+    auto make_listener = [st, sb, max_connections = cfg.max_connections](agent_socket* own) {
         return std::make_unique<http_listener>(
             st->ex,
             [st, sb, own](http_request req, response_sink& sink) {
@@ -106,7 +110,8 @@ int serve(agent_config const& cfg)
                 v.body_limit = head.method == "POST" && head.path == "/files" ? st->opts.max_file_bytes : 1u << 20;
                 return v;
             },
-            listener_limits{512, std::size_t{1} << 30, std::chrono::seconds(10), std::chrono::hours(24)}, log_sink{});
+            listener_limits{max_connections, std::size_t{1} << 30, std::chrono::seconds(10), std::chrono::hours(24)},
+            log_sink{});
     };
     std::unique_ptr<http_listener> inherited;
     std::unique_ptr<agent_socket> own;

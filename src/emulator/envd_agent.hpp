@@ -33,6 +33,9 @@ struct agent_config {
     /// gVisor engine: the agent binds this path itself (its container cannot inherit a host
     /// socket) and lets go of it for a checkpoint; empty: it serves on agent_listen_fd.
     std::string listen_path;
+    /// Connections the agent serves at once. Every process stream holds one for its lifetime,
+    /// so the server sizes it from the sandbox's pids limit: a sandbox never hits it first.
+    std::size_t max_connections = 512;
 
     boost::json::object to_json() const;
     /// Missing fields keep their defaults.

@@ -3,6 +3,7 @@
 // connection count says so; HTTP/1.1 would need one per stream), and each
 // ends with its real exit code and output.
 #include <prism_e2b/e2b/client.hpp>
+#include <prism_e2b/process.hpp>
 
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
@@ -12,6 +13,8 @@
 #include <boost/asio/detached.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
+#include <mutex>
 #include <unistd.h>
 
 using namespace prism_e2b;
@@ -107,6 +110,89 @@ BOOST_AUTO_TEST_CASE(concurrent_streamed_execs_share_one_connection)
         // The API and envd share the server's one origin: one HTTP/2 connection carried it all.
         BOOST_TEST(srv.server().listener_stats().open_connections == 1u);
     });
+}
+
+BOOST_AUTO_TEST_CASE(hundreds_of_long_running_streams_on_two_threads_share_one_connection)
+{
+    // Held open together, as an agent host holds its long-running processes: every stream
+    // gets its start event, over one connection, with the client on a 2-thread io_context.
+    local_server_fixture srv;
+    // More than the 512 connections the agent once took: each stream holds one to it.
+    constexpr int n = 600;
+    run_coro(
+        [&](asio::any_io_executor ex) -> asio::awaitable<void> {
+            auto o = h2c_options(srv);
+            o.max_streams_per_connection = 1000;  // the local server's SETTINGS_MAX_CONCURRENT_STREAMS
+            auto c = e2b::make_client(ex, o);
+            BOOST_REQUIRE(c);
+            e2b::create_sandbox_params cp;
+            auto h = co_await (*c)->async_create_sandbox(cp);
+            BOOST_REQUIRE_MESSAGE(h, (h ? "" : h.error().message()));
+            auto const t = e2b::envd_target::from(*h);
+            std::vector<std::unique_ptr<e2b::process_event_stream>> streams(n);
+            std::vector<std::uint32_t> pids(n);
+            std::atomic<int> started{0}, failed{0}, ended{0};
+            std::mutex m;
+            std::string first_failure;
+            auto fail = [&](std::string why) {
+                std::lock_guard lk(m);
+                if (first_failure.empty()) first_failure = std::move(why);
+                ++failed;
+            };
+            for (int i = 0; i < n; ++i)
+                asio::co_spawn(
+                    ex,
+                    [&, i]() -> asio::awaitable<void> {
+                        e2b::start_process_params p;
+                        p.process.cmd = "/bin/sleep";
+                        p.process.args = {"600"};
+                        p.timeout = std::chrono::milliseconds(0);
+                        auto s = co_await (*c)->async_start_process(t, p);
+                        if (!s) {
+                            fail("start: " + s.error().to_string());
+                            co_return;
+                        }
+                        auto ev = co_await (*s)->async_next();
+                        auto const* st = ev && *ev ? std::get_if<e2b::start_event>(&**ev) : nullptr;
+                        if (!st) {
+                            fail(ev ? "no start event" : "first event: " + ev.error().to_string());
+                            co_return;
+                        }
+                        pids[i] = st->pid;
+                        streams[i] = std::move(*s);
+                        ++started;
+                    },
+                    asio::detached);
+            auto all_in = [&] { return started.load() + failed.load() == n; };
+            bool const settled = co_await async_eventually(all_in, std::chrono::seconds(90));
+            BOOST_TEST_REQUIRE(settled, "started " << started.load() << ", failed " << failed.load() << " of " << n);
+            BOOST_TEST(failed.load() == 0, "first failure: " << first_failure);
+            BOOST_TEST(srv.server().listener_stats().open_connections == 1u);
+            int const held = started.load();
+            for (int i = 0; i < n; ++i)
+                if (streams[i])
+                    asio::co_spawn(
+                        ex,
+                        [&, i]() -> asio::awaitable<void> {
+                            e2b::process_selector sel;
+                            sel.pid = pids[i];
+                            (void)co_await (*c)->async_send_signal(t, sel, process_signal::sigkill);
+                            for (;;) {
+                                auto ev = co_await streams[i]->async_next();
+                                if (!ev || !*ev) break;
+                                if (std::holds_alternative<e2b::end_event>(**ev)) {
+                                    ++ended;
+                                    break;
+                                }
+                            }
+                        },
+                        asio::detached);
+            auto all_ended = [&] { return ended.load() == held; };
+            bool const done = co_await async_eventually(all_ended, std::chrono::seconds(90));
+            BOOST_TEST(done, "ended " << ended.load() << " of " << n);
+            streams.clear();
+        },
+        std::chrono::seconds(240), 2);
 }
 
 BOOST_AUTO_TEST_CASE(tls_with_alpn_h2_carries_api_and_envd_on_one_connection)
