@@ -588,6 +588,8 @@ agent_config server_state::agent_config_for(sandbox const& sb) const
     cfg.max_file_bytes = opts.max_file_bytes;
     cfg.envd_version = opts.envd_version;
     if (sb.isolation == "gvisor") cfg.listen_path = gvisor_socket_in_container;
+    // A stream per process it can run, and room for unary calls and file transfers beside them.
+    cfg.max_connections = std::size_t{sb.limits.max_pids} + 256;
     return cfg;
 }
 
@@ -1169,6 +1171,10 @@ void server_state::stop_all()
         std::lock_guard lk(mutex);
         for (auto& [id, sb] : sandboxes) all.push_back(sb);
     }
+    // Every sandbox is killed first and waited for after, together: a stop takes as long as
+    // the slowest sandbox, not the sum of them (a supervisor's grace period is a few seconds).
+    std::vector<pid_t> inits;
+    std::vector<std::string> cgroups;
     for (auto& sb : all) {
         std::map<std::uint32_t, std::shared_ptr<process>> procs;
         {
@@ -1177,11 +1183,12 @@ void server_state::stop_all()
             procs.swap(sb->processes);
         }
         kill_everything(*sb, procs);
-        pid_t init_pid = -1;
         {
             std::lock_guard lk(sb->mutex);
-            init_pid = sb->init.pid;
-            if (init_pid > 0) ::kill(init_pid, SIGKILL);
+            if (sb->init.pid > 0) {
+                ::kill(sb->init.pid, SIGKILL);
+                inits.push_back(sb->init.pid);
+            }
             sb->init = ns_init{};
             if (sb->isolation == "gvisor") gvisor_destroy(runsc, sb->id, sb->dir, true);
         }
@@ -1191,16 +1198,18 @@ void server_state::stop_all()
             sandboxes.erase(sb->id);
         }
         secret_redactor::global().release(token_scope(sb->id));
-        auto cgroups = sb->limit_cgroups;
+        cgroups.insert(cgroups.end(), sb->limit_cgroups.begin(), sb->limit_cgroups.end());
         if (!sb->cgroup_dir.empty()) cgroups.push_back(sb->cgroup_dir);
-        for (int i = 0; i < 200 && (!cgroups.empty() || init_pid > 0); ++i) {
-            // The init exits once its pid namespace is empty (the watchers reap our children).
-            if (init_pid > 0 && ::waitpid(init_pid, nullptr, WNOHANG) != 0) init_pid = -1;
-            std::erase_if(cgroups, [](std::string const& d) { return ::rmdir(d.c_str()) == 0 || errno == ENOENT; });
-            for (auto const& d : cgroups)
-                for (pid_t p : cgroup_pids(d)) ::kill(p, SIGKILL);
-            if (!cgroups.empty() || init_pid > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
+    }
+    for (int i = 0; i < 200 && (!cgroups.empty() || !inits.empty()); ++i) {
+        // An init exits once its pid namespace is empty (the watchers reap our children).
+        std::erase_if(inits, [](pid_t init) { return ::waitpid(init, nullptr, WNOHANG) != 0; });
+        std::erase_if(cgroups, [](std::string const& d) { return ::rmdir(d.c_str()) == 0 || errno == ENOENT; });
+        for (auto const& d : cgroups)
+            for (pid_t p : cgroup_pids(d)) ::kill(p, SIGKILL);
+        if (!cgroups.empty() || !inits.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    for (auto& sb : all) {
         // A clean stop ends the sandboxes, however deep their trees; only a crash leaves them in the ledger.
         remove_sandbox_files(sb->dir);
         if (!ledger.empty()) ledger_remove(ledger, sb->id);

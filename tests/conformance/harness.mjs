@@ -6,7 +6,7 @@
 // key and admin token) are random per server and never printed.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,7 +16,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Sandbox } from 'e2b'
 
 const STARTUP_TIMEOUT_MS = 20_000
-const STOP_GRACE_MS = 5_000
+// A clean stop kills every sandbox and unmounts its disk; a SIGKILL leaves both behind
+// (loop devices and mounts outlive the test run), so the grace is generous.
+const STOP_GRACE_MS = 30_000
 
 // Every server this process started; killed on exit even if an `after` hook
 // never ran (a crashed test file must not leave servers or sandboxes behind).
@@ -164,8 +166,12 @@ export class LocalServer {
     await this.whenExited
   }
 
-  /** Kills remembered sandboxes, then the server, then removes its state dir. */
+  /**
+   * Kills remembered sandboxes, then the server, then removes its state dir. Throws when a
+   * clean stop left a mount (a sandbox's disk) under the state dir.
+   */
   async stop() {
+    let leftMounts = []
     if (!this.exited) {
       for (const id of this.sandboxIds) {
         await Sandbox.kill(id, this.opts).catch(() => undefined)
@@ -174,12 +180,24 @@ export class LocalServer {
       // The grace period, then SIGKILL; the unref'd timer does not keep node alive once the server is gone.
       await Promise.race([this.whenExited, sleep(STOP_GRACE_MS, undefined, { ref: false })])
       if (!this.exited) {
+        console.error(`prism-e2b-local did not stop within ${STOP_GRACE_MS} ms of SIGTERM; SIGKILL leaves its sandboxes behind`)
         this.child.kill('SIGKILL')
         await this.whenExited
+      } else {
+        leftMounts = mountsUnder(this.stateDir)
       }
     }
+    if (leftMounts.length) throw new Error(`prism-e2b-local stopped but left mounted: ${leftMounts.join(', ')}`)
     await rm(this.stateDir, { recursive: true, force: true }).catch(() => undefined)
   }
+}
+
+/** Mount points (this mount namespace's) at or below `dir`. */
+function mountsUnder(dir) {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[4])
+    .filter((point) => point && (point === dir || point.startsWith(`${dir}/`)))
 }
 
 /**
