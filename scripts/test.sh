@@ -28,6 +28,9 @@ root=$(pwd)
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 
 all_legs=(format asan tsan clang tidy fuzz)
+# Tests run side by side: most of their time is spent waiting on sandboxes and
+# servers, not on the CPU. PRISM_E2B_TEST_JOBS=1 runs them one at a time.
+jobs=${PRISM_E2B_TEST_JOBS:-3}
 
 configure() {  # configure <build dir> <cmake args...>
   local dir=$1; shift
@@ -48,7 +51,7 @@ leg_asan() {
     -DPRISM_E2B_CONFORMANCE_TESTS=ON -DPRISM_E2B_BUILD_DOCS=OFF
   cmake --build build/asan
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build/asan --output-on-failure
+    ctest --test-dir build/asan -j "$jobs" --output-on-failure
 }
 
 leg_tsan() {
@@ -57,7 +60,8 @@ leg_tsan() {
   cmake --build build/tsan --target prism_e2b_core_tests prism_e2b_wire_tests prism_e2b_adapter_tests \
     prism_e2b_integration_tests prism_e2b_async_model_tests
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    ctest --test-dir build/tsan -R '^prism_e2b_(core|wire|adapter|integration|async_model)_tests$' --output-on-failure
+    ctest --test-dir build/tsan -j "$jobs" -R '^prism_e2b_(core|wire|adapter|integration_[a-z]+|async_model)_tests$' \
+    --output-on-failure
 }
 
 leg_clang() {
@@ -68,7 +72,7 @@ leg_clang() {
     -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_DOCS=ON
   cmake --build build/clang
   cmake --build build/clang --target docs
-  ctest --test-dir build/clang --output-on-failure
+  ctest --test-dir build/clang -j "$jobs" --output-on-failure
   # The async model's test (every completion token, requests built inline in
   # co_await, designated temporaries included) against the local server, with
   # clang + AddressSanitizer: g++ 12 cannot run the designated forms (a g++ 12
@@ -93,7 +97,7 @@ leg_fuzz() {
     -DPRISM_E2B_SANITIZE=address,undefined -DPRISM_E2B_BUILD_FUZZERS=ON -DPRISM_E2B_BUILD_EXAMPLES=OFF \
     -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_CLI=OFF -DPRISM_E2B_BUILD_DOCS=OFF
   cmake --build build/fuzz --target prism_e2b_fuzzers
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --test-dir build/fuzz -L fuzz --output-on-failure
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --test-dir build/fuzz -j "$jobs" -L fuzz --output-on-failure
 }
 
 legs=("$@")
