@@ -25,7 +25,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+# With both, a clean clone in any directory reuses what an earlier run compiled:
+# paths under the root are hashed relative, and -g builds leave the working
+# directory out of the hash (a cache hit's debug info names the directory of the
+# build that filled the cache).
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 
 all_legs=(format asan tsan clang tidy fuzz)
 # Tests run side by side: most of their time is spent waiting on sandboxes and
