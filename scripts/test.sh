@@ -111,6 +111,20 @@ for leg in "${legs[@]}"; do
   declare -F "leg_$leg" >/dev/null || { echo "test.sh: no leg '$leg' (legs: ${all_legs[*]})" >&2; exit 2; }
 done
 
+# PRISM_E2B_PRUNE_BUILDS=1 (set by .ci/run): a leg's build directories are
+# removed once it passed, so the whole run never needs the disk of all five
+# builds at once (the ASan build alone is about 13 GB).
+prune() {  # prune <leg>
+  [ "${PRISM_E2B_PRUNE_BUILDS:-0}" = 1 ] || return 0
+  case $1 in
+    asan) rm -rf build/asan ;;
+    tsan) rm -rf build/tsan ;;
+    clang) rm -rf build/clang-asan ;;  # build/clang stays for tidy
+    tidy) rm -rf build/clang ;;
+    fuzz) rm -rf build/fuzz ;;
+  esac
+}
+
 ./scripts/bootstrap.sh
 summary=()
 for leg in "${legs[@]}"; do
@@ -119,5 +133,6 @@ for leg in "${legs[@]}"; do
   "leg_$leg"
   summary+=("$leg $((SECONDS - start))s")
   echo "== leg $leg passed in $((SECONDS - start)) s"
+  prune "$leg"
 done
 echo "== all legs passed: ${summary[*]}"
