@@ -63,6 +63,15 @@ asio::awaitable<exec_outcome> run_script(std::shared_ptr<e2b::client> c, e2b::en
     }
 }
 
+/// Creates a sandbox through `c` and returns its envd target; the test stops if it cannot.
+asio::awaitable<e2b::envd_target> create_target(std::shared_ptr<e2b::client> c)
+{
+    e2b::create_sandbox_params cp;
+    auto h = co_await c->async_create_sandbox(cp);
+    BOOST_REQUIRE_MESSAGE(h, (h ? "" : h.error().message()));
+    co_return e2b::envd_target::from(*h);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(client_h2)
@@ -74,10 +83,7 @@ BOOST_AUTO_TEST_CASE(concurrent_streamed_execs_share_one_connection)
     run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
         auto c = e2b::make_client(ex, h2c_options(srv));
         BOOST_REQUIRE(c);
-        e2b::create_sandbox_params cp;
-        auto h = co_await (*c)->async_create_sandbox(cp);
-        BOOST_REQUIRE_MESSAGE(h, (h ? "" : h.error().message()));
-        auto const t = e2b::envd_target::from(*h);
+        auto const t = co_await create_target(*c);
         // Every exec waits until all n are running (a file per exec, counted),
         // so all n streams are open at the same moment.
         std::string const dir = "/tmp/prism-e2b-h2-" + std::to_string(::getpid());
@@ -128,10 +134,7 @@ BOOST_AUTO_TEST_CASE(hundreds_of_long_running_streams_on_two_threads_share_one_c
             o.header_timeout = o.request_timeout = o.call_timeout = std::chrono::minutes(4);
             auto c = e2b::make_client(ex, o);
             BOOST_REQUIRE(c);
-            e2b::create_sandbox_params cp;
-            auto h = co_await (*c)->async_create_sandbox(cp);
-            BOOST_REQUIRE_MESSAGE(h, (h ? "" : h.error().message()));
-            auto const t = e2b::envd_target::from(*h);
+            auto const t = co_await create_target(*c);
             std::vector<std::unique_ptr<e2b::process_event_stream>> streams(n);
             std::vector<std::uint32_t> pids(n);
             std::atomic<int> started{0}, failed{0}, ended{0};
@@ -215,10 +218,7 @@ BOOST_AUTO_TEST_CASE(tls_with_alpn_h2_carries_api_and_envd_on_one_connection)
         o.ca_file = pki.file("ca.pem");  // http2 is on by default: ALPN offers h2
         auto c = e2b::make_client(ex, o);
         BOOST_REQUIRE(c);
-        e2b::create_sandbox_params cp;
-        auto h = co_await (*c)->async_create_sandbox(cp);
-        BOOST_REQUIRE_MESSAGE(h, (h ? "" : h.error().message()));
-        auto const t = e2b::envd_target::from(*h);
+        auto const t = co_await create_target(*c);
         std::string const one = "echo one; exit 3", two = "echo two >&2";
         auto r1 = co_await run_script(*c, t, one);
         auto r2 = co_await run_script(*c, t, two);
