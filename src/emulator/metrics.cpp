@@ -53,14 +53,10 @@ std::uint64_t disk_used(sandbox const& sb)
 
 std::uint64_t cpu_ticks(pid_t pid)
 {
-    auto const text = read_small_file("/proc/" + std::to_string(pid) + "/stat");
-    auto const close = text.rfind(')');
-    if (close == std::string::npos) return 0;
-    std::istringstream in(text.substr(close + 2));
-    std::string field;
+    auto const fields = proc_stat_fields(pid);
     std::uint64_t total = 0;
-    for (int i = 3; i <= 17 && in >> field; ++i)  // fields 14..17 (1-based, man proc)
-        if (i >= 14) total += std::strtoull(field.c_str(), nullptr, 10);
+    for (std::size_t n = 14; n <= 17 && n - 3 < fields.size(); ++n)  // utime, stime, cutime, cstime
+        total += std::strtoull(fields[n - 3].c_str(), nullptr, 10);
     return total;
 }
 

@@ -180,16 +180,8 @@ void record_cgroup_owner(std::string const& root_name, std::string const& state_
 
 std::uint64_t process_start_ticks(pid_t pid)
 {
-    auto const stat = read_small_file("/proc/" + std::to_string(pid) + "/stat");
-    auto const paren = stat.rfind(')');  // the command name before it may hold spaces
-    if (paren == std::string::npos) return 0;
-    std::istringstream fields(stat.substr(paren + 1));
-    std::string skipped;
-    for (int field = 3; field < 22 && fields >> skipped; ++field) {
-    }
-    std::uint64_t ticks = 0;
-    fields >> ticks;
-    return ticks;
+    auto const fields = proc_stat_fields(pid);
+    return fields.size() > 19 ? std::strtoull(fields[19].c_str(), nullptr, 10) : 0;  // field 22
 }
 
 void remove_cgroup_tree(fs::path const& dir)

@@ -300,9 +300,8 @@ std::string token_scope(std::string const& sandbox_id) { return "prism-e2b-local
 /// The state letter of /proc/<pid>/stat ('R', 'S', 'T', ...), '?' when unknown.
 char process_state(pid_t pid)
 {
-    auto const text = read_small_file("/proc/" + std::to_string(pid) + "/stat");
-    auto const close = text.rfind(')');
-    return close == std::string::npos || close + 2 >= text.size() ? '?' : text[close + 2];
+    auto const fields = proc_stat_fields(pid);
+    return fields.empty() || fields[0].empty() ? '?' : fields[0][0];
 }
 
 /// Writes FROZEN and waits until the kernel reports every task frozen.

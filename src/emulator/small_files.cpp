@@ -34,4 +34,15 @@ std::vector<pid_t> cgroup_pids(std::string const& cgroup_dir)
     return out;
 }
 
+std::vector<std::string> proc_stat_fields(pid_t pid)
+{
+    auto const text = read_small_file("/proc/" + std::to_string(pid) + "/stat");
+    auto const close = text.rfind(')');  // the command name before it may hold spaces and ')'
+    std::vector<std::string> fields;
+    if (close == std::string::npos) return fields;
+    std::istringstream in(text.substr(close + 1));
+    for (std::string f; in >> f;) fields.push_back(std::move(f));
+    return fields;
+}
+
 }  // namespace prism_e2b::local::detail

@@ -14,6 +14,9 @@ bool write_small_file(std::string const& path, std::string const& text);
 std::string read_small_file(std::string const& path);
 /// The processes of a cgroup-v1 directory (its cgroup.procs); empty when unreadable.
 std::vector<pid_t> cgroup_pids(std::string const& cgroup_dir);
+/// The fields of /proc/<pid>/stat after the command name, so [0] is field 3 (the state) and
+/// [n] is field n + 3 (man proc); empty when the process is gone.
+std::vector<std::string> proc_stat_fields(pid_t pid);
 
 }  // namespace prism_e2b::local::detail
 
