@@ -20,8 +20,11 @@
 #include <sstream>
 #include <unistd.h>
 
-#ifndef PRISM_E2B_LOCAL_BIN
-#define PRISM_E2B_LOCAL_BIN ""
+#ifdef PRISM_E2B_HAVE_BENCH_LOCAL_BIN
+// The server in this build tree (generated; cmake/path_functions.cmake).
+char const* prism_e2b_bench_local_bin();
+#else
+static char const* prism_e2b_bench_local_bin() { return ""; }
 #endif
 
 namespace prism_e2b::bench {
@@ -264,7 +267,7 @@ int run_cli(std::string scenario, int argc, char** argv)
     }
 
     // The server under test, in its own process.
-    if (server_bin.empty()) server_bin = find_sibling_executable("prism-e2b-local", PRISM_E2B_LOCAL_BIN);
+    if (server_bin.empty()) server_bin = find_sibling_executable("prism-e2b-local", prism_e2b_bench_local_bin());
     if (server_bin.empty()) {
         std::cerr << "bench: prism-e2b-local not found (build target prism_e2b_local or pass --server-bin)\n";
         return 1;

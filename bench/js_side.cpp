@@ -8,9 +8,8 @@
 
 #include <filesystem>
 
-#ifndef PRISM_E2B_BENCH_JS_DIR
-#define PRISM_E2B_BENCH_JS_DIR ""
-#endif
+// bench/js in the source tree (generated; cmake/path_functions.cmake).
+char const* prism_e2b_bench_js_dir();
 
 namespace prism_e2b::bench {
 
@@ -19,7 +18,7 @@ std::string run_js_side(std::string const& script, bench_config const& cfg, serv
 {
     namespace fs = std::filesystem;
     char const* dir_env = std::getenv("PRISM_E2B_BENCH_JS_DIR");
-    fs::path const dir = dir_env && *dir_env ? fs::path(dir_env) : fs::path(PRISM_E2B_BENCH_JS_DIR);
+    fs::path const dir = dir_env && *dir_env ? fs::path(dir_env) : fs::path(prism_e2b_bench_js_dir());
     if (!fs::exists(dir / "node_modules" / "e2b"))
         return "the JS SDK is not installed: run `npm ci --prefix " + dir.string() + "`";
     std::string const node = which("node");

@@ -33,6 +33,9 @@
 #include <thread>
 #include <unistd.h>
 
+// The agent's path in the build tree (generated; cmake/path_functions.cmake).
+char const* prism_e2b_envd_build_path();
+
 namespace prism_e2b::local::detail {
 
 namespace fs = std::filesystem;
@@ -682,9 +685,7 @@ std::string find_envd_agent()
     std::error_code ec;
     auto const self = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) candidates.push_back((self.parent_path() / "prism-e2b-envd").string());
-#ifdef PRISM_E2B_ENVD_BUILD_PATH
-    candidates.emplace_back(PRISM_E2B_ENVD_BUILD_PATH);
-#endif
+    candidates.emplace_back(prism_e2b_envd_build_path());
     for (auto const& c : candidates)
         if (::access(c.c_str(), X_OK) == 0) return c;
     return {};

@@ -18,7 +18,7 @@ class terminal_session {
 public:
     terminal_session(std::vector<std::string> args, std::map<std::string, std::string> const& env, winsize size)
     {
-        std::vector<std::string> argv_s{PRISM_E2B_CLI_PATH};
+        std::vector<std::string> argv_s{prism_e2b_cli_binary()};
         argv_s.insert(argv_s.end(), args.begin(), args.end());
         auto envp_s = env_strings(env);
         auto argv = c_strings(argv_s);

@@ -1,9 +1,10 @@
-// Runs the real prism-e2b binary (PRISM_E2B_CLI_PATH) as a child process
+// Runs the real prism-e2b binary (prism_e2b_cli_binary) as a child process
 // against a local server: with its own environment (never the test's), a
 // given stdin, and a deadline after which it is killed (and the test fails).
 #ifndef PRISM_E2B_TESTS_CLI_CLI_HARNESS_HPP
 #define PRISM_E2B_TESTS_CLI_CLI_HARNESS_HPP
 
+#include "built_binaries.hpp"
 #include "local_server_fixture.hpp"
 
 #include <boost/json.hpp>
@@ -65,7 +66,7 @@ inline std::vector<std::string> env_strings(std::map<std::string, std::string> c
 inline cli_result run_cli(std::vector<std::string> args, std::map<std::string, std::string> const& env,
                           std::string const& input = {}, std::chrono::milliseconds deadline = std::chrono::seconds(90))
 {
-    std::vector<std::string> argv_s{PRISM_E2B_CLI_PATH};
+    std::vector<std::string> argv_s{prism_e2b_cli_binary()};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     auto envp_s = env_strings(env);
     auto argv = c_strings(argv_s);

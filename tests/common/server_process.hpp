@@ -3,7 +3,9 @@
 #ifndef PRISM_E2B_TESTS_COMMON_SERVER_PROCESS_HPP
 #define PRISM_E2B_TESTS_COMMON_SERVER_PROCESS_HPP
 
-#ifdef PRISM_E2B_LOCAL_PATH
+#ifdef PRISM_E2B_HAVE_LOCAL_BINARY
+
+#include "built_binaries.hpp"
 
 #include <csignal>
 #include <cstdint>
@@ -24,7 +26,7 @@ public:
         int out[2];
         if (::pipe(out) != 0) throw std::runtime_error("pipe");
         std::string const env_key = "E2B_API_KEY=" + api_key;
-        std::vector<char const*> argv = {PRISM_E2B_LOCAL_PATH, "--listen", "127.0.0.1:0", "--state-dir",
+        std::vector<char const*> argv = {prism_e2b_local_binary(), "--listen", "127.0.0.1:0", "--state-dir",
                                          state_dir.c_str()};
         for (auto const& a : extra) argv.push_back(a.c_str());
         argv.push_back(nullptr);
@@ -74,6 +76,6 @@ private:
 
 }  // namespace prism_e2b::test
 
-#endif  // PRISM_E2B_LOCAL_PATH
+#endif  // PRISM_E2B_HAVE_LOCAL_BINARY
 
 #endif

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifdef PRISM_E2B_LOCAL_PATH
+#ifdef PRISM_E2B_HAVE_LOCAL_BINARY
 
 using namespace prism_e2b::test;
 namespace json = boost::json;

@@ -317,7 +317,7 @@ BOOST_AUTO_TEST_CASE(kill_leaves_nothing_behind)
         BOOST_TEST(e.path().filename().string().find(sb.id) == std::string::npos);
 }
 
-#ifdef PRISM_E2B_LOCAL_PATH
+#ifdef PRISM_E2B_HAVE_LOCAL_BINARY
 BOOST_AUTO_TEST_CASE(a_memory_paused_sandbox_survives_kill_9_of_the_server)
 {
 #if defined(__SANITIZE_THREAD__)

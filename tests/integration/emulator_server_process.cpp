@@ -1,7 +1,8 @@
 // prism-e2b-local as a real subprocess: the API key stays out of its argv, and at
 // the descriptor limit accept backs off instead of spinning, then recovers.
-#ifdef PRISM_E2B_LOCAL_PATH  // built with the server binary
+#ifdef PRISM_E2B_HAVE_LOCAL_BINARY  // built with the server binary
 
+#include "built_binaries.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "raw_tcp.hpp"
@@ -30,8 +31,8 @@ class server_process {
 public:
     server_process(std::vector<std::string> args, std::vector<std::string> env, rlim_t max_fds = 0)
     {
-        std::vector<std::string> argv_s = {PRISM_E2B_LOCAL_PATH, "--listen",  "127.0.0.1:0",
-                                           "--no-isolation",     "--threads", "2"};
+        std::vector<std::string> argv_s = {prism_e2b_local_binary(), "--listen",  "127.0.0.1:0",
+                                           "--no-isolation",         "--threads", "2"};
         argv_s.insert(argv_s.end(), args.begin(), args.end());
         std::vector<char*> argv, envp;
         for (auto& a : argv_s) argv.push_back(a.data());

@@ -1,7 +1,9 @@
 // The prism-e2b binary against the in-test server: what each subcommand sends,
 // what it prints, its exit codes, one-line errors, and no secret in its output.
-// The binary is found through PRISM_E2B_CLI_PATH (compile definition or
-// environment), else next to the build tree (<build>/prism-e2b).
+// The binary is $PRISM_E2B_CLI_PATH, else the one this build made
+// (prism_e2b_cli_binary), else <build>/prism-e2b.
+
+#include "built_binaries.hpp"
 #include "client_fixture.hpp"
 #include "eventually.hpp"
 #include "protocol/base64.hpp"
@@ -39,8 +41,8 @@ std::string const canary_token = "CLI_CANARY_TOKEN_66bb";
 fs::path cli_path()
 {
     if (char const* p = std::getenv("PRISM_E2B_CLI_PATH"); p && *p) return p;
-#ifdef PRISM_E2B_CLI_PATH
-    return PRISM_E2B_CLI_PATH;
+#ifdef PRISM_E2B_HAVE_CLI_BINARY
+    return prism_e2b_cli_binary();
 #else
     return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "prism-e2b";
 #endif
