@@ -5,7 +5,9 @@
 // plain http://), side "cpp_http1" HTTP/1.1 with one connection per stream.
 // Reported per side: streams held, client RSS growth per held stream (VmRSS
 // now minus before the first stream, so the second side is measured from its
-// own baseline), TCP connections this process held, and the time to open all.
+// own baseline), the same after malloc_trim (what the held streams take, not
+// what opening them freed), TCP connections this process held, and the time to
+// open all.
 #include <prism_e2b/e2b/client.hpp>
 #include <prism_e2b/process.hpp>
 
@@ -46,7 +48,8 @@ struct side_outcome {
     std::size_t held = 0;
     std::size_t ended = 0;  ///< streams read to their end event after the kill
     std::size_t connections = 0;
-    long rss_growth_kib = 0;
+    long rss_growth_kib = 0;       ///< right after the last open: includes what opening freed but malloc kept
+    long rss_held_growth_kib = 0;  ///< then after malloc_trim: what the held streams themselves take
     double open_seconds = 0;
     double cpu_seconds = 0;
     std::vector<double> open_ms;
@@ -147,6 +150,8 @@ side_outcome run_side(bench_config const& cfg, server_endpoint const& srv, bool 
             }
             out.open_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             out.rss_growth_kib = current_rss_kib() - rss0;
+            ::malloc_trim(0);
+            out.rss_held_growth_kib = current_rss_kib() - rss0;
             out.connections = open_sockets();
             out.cpu_seconds = sample_self().cpu_seconds() - cpu0.cpu_seconds();
             {
@@ -203,6 +208,9 @@ std::string run_streams(bench_config const& cfg, server_endpoint const& srv, sce
         side.set_metric("rss_growth_kib", static_cast<double>(o.rss_growth_kib));
         side.set_metric("rss_kib_per_stream",
                         o.held ? static_cast<double>(o.rss_growth_kib) / static_cast<double>(o.held) : 0);
+        side.set_metric("rss_held_growth_kib", static_cast<double>(o.rss_held_growth_kib));
+        side.set_metric("rss_held_kib_per_stream",
+                        o.held ? static_cast<double>(o.rss_held_growth_kib) / static_cast<double>(o.held) : 0);
         side.set_metric("open_seconds", o.open_seconds);
         side.set_metric("cpu_seconds_to_open", o.cpu_seconds);
         if (!o.first_failure.empty() || o.held != cfg.streams || o.ended != o.held)
