@@ -13,6 +13,7 @@
 #include "emulator/sandbox_network.hpp"
 #include "emulator/server_state.hpp"
 #include "emulator/signed_url.hpp"
+#include "emulator/temp_state_dirs.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -280,7 +281,10 @@ result<void> server::start()
 
     std::error_code ec;
     if (st.opts.state_dir.empty()) {
-        std::string tmpl = (fs::temp_directory_path(ec) / "prism-e2b-local-XXXXXX").string();
+        auto const tmp = fs::temp_directory_path(ec);
+        // What servers killed before their stop left behind (not their sandboxes: those stay).
+        sweep_stale_temp_state_dirs(tmp, std::chrono::minutes(1));
+        std::string tmpl = (tmp / (std::string(temp_state_dir_prefix) + "XXXXXX")).string();
         if (!::mkdtemp(tmpl.data()))
             return error(errc::server_error, "cannot create a temporary state directory", {"start"});
         st.state_dir = tmpl;

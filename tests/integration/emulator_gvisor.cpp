@@ -71,10 +71,13 @@ json::object info(local_server_fixture& f, sandbox_ref const& sb)
     return c.request("GET", "/sandboxes/" + sb.id, {}, api_headers(f)).json().as_object();
 }
 
+/// The status; a refusal's body goes to the log, so a failed check says why.
 int post(std::uint16_t port, header_pairs const& api, std::string const& path, std::string body)
 {
     raw_http c(port);
-    return c.request("POST", path, std::move(body), api).status;
+    auto const r = c.request("POST", path, std::move(body), api);
+    if (r.status >= 300) BOOST_TEST_MESSAGE("POST " << path << " answered " << r.status << ": " << r.body);
+    return r.status;
 }
 
 std::string host_file(fs::path const& p)
