@@ -150,9 +150,11 @@ namespace prism_e2b::local {
 struct server_options {
     std::string listen_address = "127.0.0.1";  ///< address to listen on (loopback by default)
     std::uint16_t port = 0;                    ///< 0: ephemeral
-    std::string state_dir;                     ///< empty: a fresh temp dir, removed by stop()
-    std::string api_key;                       ///< required: X-API-KEY must equal it
-    std::string admin_token;                   ///< empty: fault-injection admin routes disabled
+    /// Empty: a fresh temp dir, removed by stop() (if the server is killed instead, by the next
+    /// server started without one).
+    std::string state_dir;
+    std::string api_key;      ///< required: X-API-KEY must equal it
+    std::string admin_token;  ///< empty: fault-injection admin routes disabled
     /// The isolation engine: "namespaces" (own user, pid, mount, uts, ipc and, without
     /// internet, network namespaces, cgroup limits; needs root), "gvisor" (a runsc container
     /// per sandbox, memory snapshots on disk; needs root and runsc; never chosen unless named), "mount-namespace" (the

@@ -171,33 +171,37 @@ bool wait_for_agent(fs::path const& socket, std::chrono::steady_clock::time_poin
     return false;
 }
 
-/// Asks the agent at `socket` to let go of its socket (agent_release_path): true once it answered 204.
-/// Not agent_get(): the agent closes every connection as it lets go, this one's included.
-bool ask_agent_to_release(fs::path const& socket, std::chrono::milliseconds timeout)
+/// Asks the agent at `socket` to let go of its socket (agent_release_path): the connection once it
+/// answered 204, else an invalid one. Not agent_get(): the agent closes every connection as it lets
+/// go, this one's included. The caller keeps the connection open until the checkpoint is taken: a
+/// connection whose host end was just closed, while the agent has not yet read that, is a socket
+/// runsc cannot save, and a failed checkpoint has already stopped the sandbox.
+unique_fd ask_agent_to_release(fs::path const& socket, std::chrono::milliseconds timeout)
 {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
-    if (socket.native().size() >= sizeof addr.sun_path) return false;
+    if (socket.native().size() >= sizeof addr.sun_path) return {};
     std::memcpy(addr.sun_path, socket.c_str(), socket.native().size() + 1);
     unique_fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!fd || ::connect(fd.get(), reinterpret_cast<sockaddr const*>(&addr), sizeof addr) != 0) return false;
+    if (!fd || ::connect(fd.get(), reinterpret_cast<sockaddr const*>(&addr), sizeof addr) != 0) return {};
     std::string const req = std::string("GET ") + agent_release_path + " HTTP/1.1\r\nHost: envd\r\n\r\n";
-    if (::send(fd.get(), req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) return false;
+    if (::send(fd.get(), req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) return {};
     auto const deadline = std::chrono::steady_clock::now() + timeout;
     std::string in;
     while (in.find("\r\n\r\n") == std::string::npos) {
         auto const left =
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) return false;
+        if (left.count() <= 0) return {};
         pollfd p{fd.get(), POLLIN, 0};
         if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
         char buf[1024];
         ssize_t const n = ::recv(fd.get(), buf, sizeof buf, 0);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
+        if (n <= 0) return {};
         in.append(buf, static_cast<std::size_t>(n));
     }
-    return in.rfind("HTTP/1.1 204", 0) == 0;
+    if (in.rfind("HTTP/1.1 204", 0) != 0) return {};
+    return fd;
 }
 
 /// Makes the agent of container `id`, which let go of its socket, bind it again: the stale socket
@@ -401,7 +405,8 @@ result<void> gvisor_checkpoint(runsc_config const& rc, std::string const& id, fs
     auto const marker = released_marker(socket);
     auto const relisten = [&] { ask_agent_to_listen(rc, id, socket); };
     ::unlink(marker.c_str());
-    if (!ask_agent_to_release(socket, std::chrono::seconds(10))) {
+    auto const release = ask_agent_to_release(socket, std::chrono::seconds(10));
+    if (!release) {
         relisten();
         return error(errc::server_error, "the envd agent of sandbox " + id + " did not let go of its socket",
                      {"pause"});

@@ -756,8 +756,10 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
             return error(errc::conflict, "sandbox " + sb->id + " is already paused", {"pause"});
         if (memory && sb->isolation == "gvisor") {  // a real memory snapshot, on disk
             bool lost_memory = false;
-            sb->agent->reset();  // the pooled connections go first: the agent waits for every one to close
+            // The pooled connections go after the checkpoint: closing them now would leave sockets
+            // whose host end is closed and the agent has not yet read that, which runsc cannot save.
             auto saved = gvisor_checkpoint(runsc, sb->id, sb->dir, lost_memory);
+            sb->agent->reset();
             if (!saved && !lost_memory) return saved.error();  // it runs on
             if (!saved) failed_snapshot = saved.error();       // the container is gone, its files are kept
             sb->freeze_method = "checkpoint";
