@@ -5,6 +5,7 @@
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "raw_tcp.hpp"
+#include "temp_dir.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -25,15 +26,8 @@ namespace fs = std::filesystem;
 namespace {
 
 /// A state dir the test owns, so it can look at (and unstick) the sandboxes' files on the host.
-struct temp_state_dir {
-    fs::path path;
-    temp_state_dir()
-    {
-        std::string t = (fs::temp_directory_path() / "prism-e2b-filetypes-XXXXXX").string();
-        if (!::mkdtemp(t.data())) throw std::runtime_error("mkdtemp failed");
-        path = t;
-    }
-    ~temp_state_dir() { prism_e2b::local::detail::remove_tree(path.string()); }  // deep trees included
+struct temp_state_dir : temp_dir {
+    temp_state_dir() : temp_dir("prism-e2b-filetypes-") {}
     fs::path root_of(sandbox_ref const& sb) const { return path / "sandboxes" / sb.id / "root"; }
 };
 

@@ -4,6 +4,7 @@
 // being created, or one of another name.
 #include "emulator/temp_state_dirs.hpp"
 #include "local_server_fixture.hpp"
+#include "temp_dir.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -20,22 +21,6 @@ namespace fs = std::filesystem;
 namespace detail = prism_e2b::local::detail;
 
 namespace {
-
-/// A private parent directory, removed with what is left in it.
-struct scratch_parent {
-    fs::path path;
-    scratch_parent()
-    {
-        std::string t = (fs::temp_directory_path() / "prism-e2b-test-tmp-XXXXXX").string();
-        if (!::mkdtemp(t.data())) throw std::runtime_error("mkdtemp");
-        path = t;
-    }
-    ~scratch_parent()
-    {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
 
 /// Sets the mtime of `p` to an hour ago.
 void age(fs::path const& p)
@@ -85,7 +70,7 @@ BOOST_AUTO_TEST_SUITE(test_emulator_temp_state_dirs)
 
 BOOST_AUTO_TEST_CASE(only_dead_servers_empty_temp_dirs_are_swept)
 {
-    scratch_parent parent;
+    temp_dir parent("prism-e2b-test-tmp-");
     auto const dead = left_behind(parent.path, "prism-e2b-local-dead01");
     auto const no_lock = left_behind(parent.path, "prism-e2b-local-nolock");
     fs::remove(no_lock / "server.lock");
@@ -125,7 +110,7 @@ BOOST_AUTO_TEST_CASE(only_dead_servers_empty_temp_dirs_are_swept)
 
 BOOST_AUTO_TEST_CASE(a_server_without_a_state_dir_sweeps_at_start_and_removes_its_own_at_stop)
 {
-    scratch_parent parent;
+    temp_dir parent("prism-e2b-test-tmp-");
     auto const dead = left_behind(parent.path, "prism-e2b-local-dead02");
     tmpdir_override tmp(parent.path);
     {

@@ -8,6 +8,7 @@
 #include "emulator/sandbox_fs.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
+#include "temp_dir.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -25,15 +26,8 @@ namespace json = boost::json;
 
 namespace {
 
-struct temp_state_dir {
-    fs::path path;
-    temp_state_dir()
-    {
-        std::string t = (fs::temp_directory_path() / "prism-e2b-templates-XXXXXX").string();
-        if (!::mkdtemp(t.data())) throw std::runtime_error("mkdtemp failed");
-        path = t;
-    }
-    ~temp_state_dir() { prism_e2b::local::detail::remove_tree(path.string()); }
+struct temp_state_dir : temp_dir {
+    temp_state_dir() : temp_dir("prism-e2b-templates-") {}
 };
 
 http_reply api(local_server_fixture& f, std::string const& method, std::string const& target, std::string body = {})
