@@ -112,9 +112,10 @@
 //   a copy of the sandbox's files (never what a symlink points at; FIFOs, sockets, devices and
 //   set-id bits dropped), taken with its processes frozen for the copy; kept in
 //   state_dir/snapshots across restarts; a create naming it starts from those files and the
-//   source's settings. Files only (the gvisor engine's memory pause is a memory image, but
-//   the snapshot API does not use it yet), so a sandbox created from a snapshot boots cold
-//   (E2B's keep the memory).
+//   source's settings. On the gvisor engine it holds the memory too (runsc's checkpoint
+//   image): a sandbox created from it is restored, its processes going on from the snapshot
+//   (their environment and the hostname are the source's); new commands get the new
+//   sandbox's id and env vars. Other engines: files only, a sandbox from it boots cold.
 // - Metrics: one sample per request (E2B keeps a series), from the sandbox's memory cgroup
 //   (namespaces; else its processes' resident sets), its processes' CPU time since the previous
 //   sample, and its directory tree on disk. List answers X-Total-Running.

@@ -4,6 +4,7 @@
 #include "emulator/envd_agent_socket.hpp"
 #include "emulator/http_listener.hpp"
 #include "emulator/server_state.hpp"
+#include "emulator/small_files.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -79,6 +80,30 @@ asio::awaitable<void> agent_dispatch(std::shared_ptr<server_state> st, std::shar
     }
 }
 
+/// gVisor engine, after a restore: the sandbox this agent serves now (agent_reconfigure_file).
+/// A snapshot restored as a new sandbox gets that sandbox's id, env vars and default user; its
+/// processes, restored from memory, keep theirs. Runs while no connection is served (the socket
+/// was released for the checkpoint), so nothing reads these fields meanwhile.
+void adopt_new_config(server_state& st, std::shared_ptr<sandbox> const& sb, std::filesystem::path const& file)
+{
+    auto const text = read_small_file(file.string());
+    if (text.empty()) return;
+    ::unlink(file.c_str());
+    boost::system::error_code jec;
+    auto parsed = json::parse(text, jec);
+    if (jec || !parsed.is_object()) return;
+    auto const cfg = agent_config::from_json(parsed.as_object());
+    if (!cfg.sandbox_id.empty() && cfg.sandbox_id != sb->id) {
+        std::lock_guard lk(st.mutex);
+        st.sandboxes.erase(sb->id);
+        sb->id = cfg.sandbox_id;
+        st.sandboxes[sb->id] = sb;
+    }
+    sb->env_vars = cfg.env_vars;
+    sb->default_user = cfg.default_user;
+    st.opts.max_file_bytes = cfg.max_file_bytes;
+}
+
 /// The serving agent: the envd handlers on this sandbox's "/" (never returns).
 int serve(agent_config const& cfg)
 {
@@ -120,7 +145,12 @@ int serve(agent_config const& cfg)
         ::fcntl(agent_listen_fd, F_SETFD, FD_CLOEXEC);
         if (!inherited->adopt(agent_listen_fd)) return 1;
     } else {
-        own = std::make_unique<agent_socket>(st->ex, cfg.listen_path, make_listener);
+        // Each bind (after a restore) first takes the config the server may have written for it.
+        auto adopting = [st, sb, make_listener, file = agent_reconfigure_file(cfg.listen_path)](agent_socket* s) {
+            adopt_new_config(*st, sb, file);
+            return make_listener(s);
+        };
+        own = std::make_unique<agent_socket>(st->ex, cfg.listen_path, std::move(adopting));
         if (!own->listen()) return 1;
     }
     auto work = asio::make_work_guard(ioc);

@@ -26,6 +26,8 @@ namespace fs = std::filesystem;
 
 fs::path released_marker(fs::path const& socket) { return socket.parent_path() / "released"; }
 
+fs::path agent_reconfigure_file(fs::path const& socket) { return socket.parent_path() / "reconfigure.json"; }
+
 namespace {
 
 /// The socket descriptors this process holds (its listener, connections not closed yet).

@@ -23,6 +23,11 @@ namespace prism_e2b::local::detail {
 /// server removes the socket file, which gVisor does not let the agent do, and checkpoints).
 std::filesystem::path released_marker(std::filesystem::path const& socket);
 
+/// The file the server writes next to the socket before a restore: the agent_config JSON of the
+/// sandbox the restored agent now serves (a snapshot restored as a new sandbox has another id and
+/// env vars). The agent applies and removes it when it binds its socket (0600: it holds env vars).
+std::filesystem::path agent_reconfigure_file(std::filesystem::path const& socket);
+
 /// Thread safety: listen() and release() from any thread (one mutex).
 class agent_socket {
 public:

@@ -448,23 +448,59 @@ result<void> gvisor_restore(runsc_config const& rc, gvisor_boot_spec const& spec
     if (!gvisor_has_memory_image(spec.dir))
         return error(errc::server_error, "sandbox " + spec.id + " has no memory image to restore", {"resume"});
     if (!gvisor_status(rc, spec.id).empty()) gvisor_destroy(rc, spec.id, spec.dir, false);
+    auto bundle = write_bundle(spec);
+    if (!bundle) return bundle.error();
     auto const socket = gvisor_agent_socket(spec.dir);
+    auto const reconfigure = agent_reconfigure_file(socket);
     ::unlink(socket.c_str());
     ::unlink(released_marker(socket).c_str());
-    if (auto restored = runsc_step(rc,
-                                   {"restore", "--detach", "--bundle", (spec.dir / "bundle").string(), "--image-path",
-                                    image.string(), spec.id},
-                                   runsc_slow, spec.cgroup_dirs);
+    if (!write_private_file(reconfigure, spec.agent_config))
+        return error(errc::server_error, "cannot write the agent's config", {"resume"});
+    auto fail = [&](error e) {
+        ::unlink(reconfigure.c_str());  // it holds the sandbox's env vars
+        return e;
+    };
+    if (auto restored = runsc_step(
+            rc, {"restore", "--detach", "--bundle", bundle->string(), "--image-path", image.string(), spec.id},
+            runsc_slow, spec.cgroup_dirs);
         !restored)
-        return restored.error();
+        return fail(restored.error());
     // The restored agent binds its socket again when told (a lost signal is sent again).
     auto const relisten = [&] { ask_agent_to_listen(rc, spec.id, socket); };
     relisten();
     if (!wait_for_agent(socket, std::chrono::steady_clock::now() + std::chrono::seconds(60), relisten))
-        return error(errc::server_error, "the envd agent of restored sandbox " + spec.id + " does not answer",
-                     {"resume"});
+        return fail(error(errc::server_error, "the envd agent of restored sandbox " + spec.id + " does not answer",
+                          {"resume"}));
+    ::unlink(reconfigure.c_str());  // taken by the agent before it bound its socket
     std::error_code ec;
     fs::remove_all(image, ec);  // consumed: the sandbox runs from it now
+    return result<void>{};
+}
+
+result<void> gvisor_copy_memory_image(fs::path const& from, fs::path const& to)
+{
+    auto const dst = memory_image(to);
+    std::error_code ec;
+    fs::remove_all(dst, ec);
+    fs::create_directories(dst, ec);
+    ::chmod(dst.c_str(), 0700);
+    auto put = [&](fs::path const& src, fs::path const& target) {
+        std::error_code e;
+        fs::create_hard_link(src, target, e);
+        if (e) fs::copy_file(src, target, fs::copy_options::overwrite_existing, e);
+        return !e;
+    };
+    bool ok = !ec && gvisor_has_memory_image(from);
+    for (auto const& e : fs::directory_iterator(memory_image(from), ec))
+        if (ok && e.is_regular_file(ec)) ok = put(e.path(), dst / e.path().filename());
+    if (ok && fs::exists(from / "boot_id", ec)) {
+        fs::remove(to / "boot_id", ec);
+        ok = put(from / "boot_id", to / "boot_id");
+    }
+    if (!ok || ec) {
+        fs::remove_all(dst, ec);
+        return error(errc::server_error, "cannot copy the memory image of " + from.filename().string(), {"snapshot"});
+    }
     return result<void>{};
 }
 

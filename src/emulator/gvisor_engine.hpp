@@ -70,9 +70,18 @@ result<void> gvisor_boot(runsc_config const& rc, gvisor_boot_spec const& spec);
 result<void> gvisor_checkpoint(runsc_config const& rc, std::string const& id, std::filesystem::path const& dir,
                                bool& lost_memory);
 
-/// Resume after gvisor_checkpoint: `runsc restore` (in spec.cgroup_dirs), the agent binds its socket
-/// again, the image is removed once the agent answers. Errors: server_error.
+/// Resume after gvisor_checkpoint, or start a new sandbox from a snapshot's image put into its
+/// dir/memory (gvisor_copy_memory_image): the bundle is written for `spec` (a snapshot's image
+/// restores into other host paths: runsc reopens files by their paths inside), `runsc restore`
+/// runs in spec.cgroup_dirs, the agent takes spec.agent_config (agent_reconfigure_file) and binds
+/// its socket again, and the image is removed once the agent answers. Processes keep what the
+/// image holds: their environment and the hostname. Errors: server_error.
 result<void> gvisor_restore(runsc_config const& rc, gvisor_boot_spec const& spec);
+
+/// Puts the memory image in from/memory, and from/boot_id (the boot the image's kernel had),
+/// into `to` the same way: hard links where both are on one file system, else copies. `from` and
+/// `to` are sandbox or snapshot directories. Errors: server_error.
+result<void> gvisor_copy_memory_image(std::filesystem::path const& from, std::filesystem::path const& to);
 
 /// True when the sandbox has a memory image to restore (dir/memory).
 bool gvisor_has_memory_image(std::filesystem::path const& dir);

@@ -395,22 +395,81 @@ void server_state::run_start_command(std::shared_ptr<sandbox> const& sb)
             "prism-e2b-local: the start command of sandbox " + sb->id + " did not start: " + p.error().message());
 }
 
-result<void> server_state::copy_files_still(std::shared_ptr<sandbox> const& sb, fs::path const& to)
+result<bool> server_state::capture_snapshot(std::shared_ptr<sandbox> const& sb, fs::path const& to)
 {
-    std::lock_guard lk(sb->mutex);  // nothing starts, pauses or resumes meanwhile
-    if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"snapshot"});
-    bool const running = sb->state == sandbox_state::running;
-    bool frozen = false;
-    if (running && !sb->cgroup_dir.empty()) frozen = freeze_cgroup(sb->cgroup_dir);
-    if (running && !frozen)
-        for (auto& [pid, p] : sb->processes) p->signal(SIGSTOP);
-    // Owners as the ids inside the sandbox (base 0): a snapshot belongs to no uid range.
-    auto copied = copy_tree(sb->root, to, 0);
-    if (frozen)
-        thaw_cgroup(sb->cgroup_dir);
-    else if (running)
-        for (auto& [pid, p] : sb->processes) p->signal(SIGCONT);
-    return copied;
+    bool state_changed = false;  // then the ledger is written once the lock is let go
+    auto taken = [&]() -> result<bool> {
+        std::lock_guard lk(sb->mutex);  // nothing starts, pauses or resumes meanwhile
+        if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"snapshot"});
+        bool const running = sb->state == sandbox_state::running;
+        bool const checkpointed = sb->state == sandbox_state::paused && sb->paused_with_memory &&
+                                  sb->freeze_method == "checkpoint" && gvisor_has_memory_image(sb->dir);
+        if (sb->isolation == "gvisor" && (running || checkpointed)) {
+            bool lost_memory = false;
+            result<void> saved;
+            if (running) {
+                saved = gvisor_checkpoint(runsc, sb->id, sb->dir, lost_memory);
+                sb->agent->reset();
+            }
+            if (!saved && lost_memory) {  // the container is gone with its memory: boot it again
+                auto booted = boot_sandbox(*sb);
+                return error(
+                    errc::server_error,
+                    saved.error().message() + (booted ? "; the sandbox booted again from its files"
+                                                      : "; it could not boot again: " + booted.error().message()),
+                    {"snapshot"});
+            }
+            if (saved) {
+                // Owners as the ids inside the sandbox (base 0): a snapshot belongs to no uid range.
+                auto copied = copy_tree(sb->root, to / "root", 0);
+                if (copied) copied = gvisor_copy_memory_image(sb->dir, to);
+                if (running) {
+                    auto restored = gvisor_restore(runsc, gvisor_spec_for(*sb));
+                    sb->agent->reset();
+                    if (!restored) {  // its memory is still on disk: paused, as after a pause with memory
+                        sb->state = sandbox_state::paused;
+                        sb->paused_with_memory = true;
+                        sb->freeze_method = "checkpoint";
+                        state_changed = true;
+                        return error(errc::server_error,
+                                     "the sandbox could not run on after its snapshot, it is paused (its memory on "
+                                     "disk): " +
+                                         restored.error().message(),
+                                     {"snapshot"});
+                    }
+                }
+                if (!copied) return copied.error();
+                return true;
+            }
+            // runsc refused before it stopped anything (a host socket it cannot save): files only.
+            log(log_level::warning, "prism-e2b-local: the snapshot of sandbox " + sb->id +
+                                        " holds its files only: " + saved.error().message());
+        }
+        bool frozen = false;
+        if (running && !sb->cgroup_dir.empty()) frozen = freeze_cgroup(sb->cgroup_dir);
+        if (running && !frozen)
+            for (auto& [pid, p] : sb->processes) p->signal(SIGSTOP);
+        auto copied = copy_tree(sb->root, to / "root", 0);
+        if (frozen)
+            thaw_cgroup(sb->cgroup_dir);
+        else if (running)
+            for (auto& [pid, p] : sb->processes) p->signal(SIGCONT);
+        if (!copied) return copied.error();
+        return false;
+    }();
+    if (state_changed) persist(*sb);
+    return taken;
+}
+
+result<void> server_state::restore_snapshot_memory(sandbox& sb, fs::path const& snapshot_dir)
+{
+    if (auto copied = gvisor_copy_memory_image(snapshot_dir, sb.dir); !copied) return copied;
+    if (auto restored = gvisor_restore(runsc, gvisor_spec_for(sb)); !restored) {
+        gvisor_destroy(runsc, sb.id, sb.dir, true);
+        return restored;
+    }
+    sb.agent->reset();
+    return result<void>{};
 }
 
 asio::awaitable<void> handle_envd(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
@@ -537,6 +596,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         if (::mkdir(dir.c_str(), 0755) == 0) sb->cgroup_dir = dir;
     }
     sb->isolation = engine;
+    bool memory_restored = false;
     sb->internet = allow_internet && !gv;  // gVisor sandboxes have no network (runsc cannot checkpoint the host's)
     // The template's env vars, overridden by the create's (the agent is told them when it boots).
     sb->env_vars = tpl.env_vars;
@@ -554,7 +614,15 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         if (ns) sb->stage = sb->dir / "stage";
         if (ns) fs::create_directories(sb->stage, ec);
         std::lock_guard lk(sb->mutex);
-        if (auto booted = boot_sandbox(*sb); !booted) {
+        if (gv && !tpl.memory_snapshot.empty()) {  // the snapshot's processes go on in the new sandbox
+            auto restored = restore_snapshot_memory(*sb, tpl.memory_snapshot);
+            if (!restored)
+                log(log_level::warning,
+                    "prism-e2b-local: sandbox " + sb->id + " from snapshot " + tpl.id +
+                        " boots from its files: its memory was not restored: " + restored.error().message());
+            memory_restored = static_cast<bool>(restored);
+        }
+        if (auto booted = memory_restored ? result<void>{} : boot_sandbox(*sb); !booted) {
             for (auto const& d : sb->limit_cgroups) ::rmdir(d.c_str());
             if (!sb->cgroup_dir.empty()) ::rmdir(sb->cgroup_dir.c_str());
             remove_sandbox_files(sb->dir);
@@ -573,8 +641,9 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         sandboxes[sb->id] = sb;
     }
     persist(*sb);
-    log(log_level::info, "prism-e2b-local: created sandbox " + sb->id + " (template " + sb->template_id + ")");
-    run_start_command(sb);
+    log(log_level::info, "prism-e2b-local: created sandbox " + sb->id + " (template " + sb->template_id +
+                             (memory_restored ? ", its memory restored)" : ")"));
+    if (!memory_restored) run_start_command(sb);  // restored: it runs already
     return sb;
 }
 

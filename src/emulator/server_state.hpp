@@ -207,10 +207,17 @@ struct server_state : std::enable_shared_from_this<server_state> {
     gvisor_boot_spec gvisor_spec_for(sandbox const& sb) const;
     /// Starts the template's start command (bash -lc, as the default user) after a cold boot; logs a failure.
     void run_start_command(std::shared_ptr<sandbox> const& sb);
-    /// Copies the sandbox's files into `to` (owners as ids inside the sandbox) with its processes
-    /// held still: frozen for the copy when it runs (E2B pauses it while it snapshots), as they are when
-    /// it is paused. Errors: not_found (killed), server_error (the copy failed; the sandbox runs on).
-    result<void> copy_files_still(std::shared_ptr<sandbox> const& sb, std::filesystem::path const& to);
+    /// Takes a snapshot of the sandbox into the snapshot directory `to` (snapshots.hpp): its files
+    /// into to/root (owners as ids inside the sandbox) with its processes held still (E2B pauses a
+    /// sandbox while it snapshots). gvisor engine, running or paused with memory: its memory too
+    /// (to/memory, to/boot_id): a running one is checkpointed, copied and restored (envd's
+    /// connections are cut, its processes go on). True when the memory is in it. Errors: not_found
+    /// (killed), server_error (the copy failed; the sandbox runs on, or is paused with its memory on
+    /// disk when it could not be restored after the checkpoint).
+    result<bool> capture_snapshot(std::shared_ptr<sandbox> const& sb, std::filesystem::path const& to);
+    /// gvisor engine: a new sandbox (its files already seeded from the snapshot) restored from the
+    /// snapshot's memory image in `snapshot_dir`. Call with sb.mutex held. Errors: server_error.
+    result<void> restore_snapshot_memory(sandbox& sb, std::filesystem::path const& snapshot_dir);
     /// Unmounts the disk of the sandbox whose directory is `dir` (if it has one) and removes
     /// that directory, however deep.
     void remove_sandbox_files(std::filesystem::path const& dir) const;

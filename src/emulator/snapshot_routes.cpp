@@ -56,13 +56,14 @@ http_response create_snapshot(server_state& st, std::string const& id, std::stri
     rec.sandbox_id = sb->id;
     rec.spec = spec_of(*sb);
     auto made = st.snapshots.add(std::move(rec),
-                                 [&](std::filesystem::path const& root) { return st.copy_files_still(sb, root); });
+                                 [&](std::filesystem::path const& dir) { return st.capture_snapshot(sb, dir); });
     if (!made) {
         if (made.error() == errc::not_found)
             return rest_error(404, "sandbox \"" + id + "\" doesn't exist or you don't have access to it");
         return rest_error(500, made.error().message());
     }
-    st.log(log_level::info, "prism-e2b-local: snapshot " + made->snapshot_id() + " of sandbox " + id);
+    st.log(log_level::info, "prism-e2b-local: snapshot " + made->snapshot_id() + " of sandbox " + id +
+                                (made->memory ? " (files and memory)" : " (files)"));
     return json_response(201, snapshot_info(*made));
 }
 

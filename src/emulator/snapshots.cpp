@@ -28,6 +28,7 @@ std::string record_json(snapshot_record const& r)
     o["key"] = r.key;
     o["name"] = r.name;
     o["sandboxID"] = r.sandbox_id;
+    o["memory"] = r.memory;
     o["templateID"] = r.spec.id;
     o["createdAtMs"] = r.created_ms;
     o["seq"] = r.seq;
@@ -55,6 +56,9 @@ std::optional<snapshot_record> parse_record(fs::path const& dir)
     r.sandbox_id = str("sandboxID");
     r.created_ms = num("createdAtMs");
     r.seq = static_cast<std::uint64_t>(num("seq"));
+    auto const* mem = o.if_contains("memory");
+    std::error_code fec;
+    r.memory = mem && mem->is_bool() && mem->as_bool() && fs::is_regular_file(dir / "memory/checkpoint.img", fec);
     auto const* t = o.if_contains("template");
     if (r.key != dir.filename().string() || !t || !t->is_object()) return std::nullopt;
     auto spec = parse_template(str("templateID"), json::serialize(*t), ns_limits{});
@@ -62,6 +66,7 @@ std::optional<snapshot_record> parse_record(fs::path const& dir)
     r.spec = std::move(*spec);
     r.spec.rootfs = dir / "root";
     r.spec.from_snapshot = true;
+    if (r.memory) r.spec.memory_snapshot = dir;
     return r;
 }
 
@@ -96,7 +101,7 @@ void snapshot_store::open(fs::path dir)
 }
 
 result<snapshot_record> snapshot_store::add(snapshot_record rec,
-                                            std::function<result<void>(fs::path const& root)> const& fill)
+                                            std::function<result<bool>(fs::path const& dir)> const& fill)
 {
     if (dir_.empty()) return error(errc::server_error, "the snapshot store is not open", {"snapshot"});
     rec.key = random_id(20);
@@ -111,7 +116,9 @@ result<snapshot_record> snapshot_store::add(snapshot_record rec,
     };
     if (::mkdir(partial.c_str(), 0700) != 0)
         return error(errc::server_error, "cannot create the snapshot's directory", {"snapshot"});
-    if (auto filled = fill(partial / "root"); !filled) return fail(filled.error());
+    auto filled = fill(partial);
+    if (!filled) return fail(filled.error());
+    rec.memory = *filled;
     std::unique_lock lk(mutex_);
     rec.seq = next_seq_++;
     {
@@ -128,6 +135,7 @@ result<snapshot_record> snapshot_store::add(snapshot_record rec,
     }
     rec.spec.rootfs = final_dir / "root";
     rec.spec.from_snapshot = true;
+    if (rec.memory) rec.spec.memory_snapshot = final_dir;
     std::vector<std::string> replaced;
     if (!rec.name.empty())
         for (auto const& [key, r] : by_key_)

@@ -3,7 +3,9 @@
 // state_dir/snapshots/<key>/{snapshot.json,root/} (0700, owners translated to the
 // ids inside a sandbox), so they outlive the sandbox and survive a restart. A
 // snapshot is a template: a create whose templateID names it starts from its files.
-// Memory is never part of one: no engine here can snapshot memory.
+// On the gvisor engine it holds the memory too (memory/: runsc's checkpoint image,
+// boot_id), and a sandbox created from it is restored from that image: the
+// snapshot's processes go on in it. The other engines keep files only.
 #ifndef PRISM_E2B_EMULATOR_SNAPSHOTS_HPP
 #define PRISM_E2B_EMULATOR_SNAPSHOTS_HPP
 
@@ -27,6 +29,7 @@ struct snapshot_record {
     std::string key;         ///< random, the directory's name
     std::string name;        ///< given at creation; empty: none
     std::string sandbox_id;  ///< the sandbox it was taken from
+    bool memory = false;     ///< it holds a gVisor memory image (dir/memory, dir/boot_id)
     template_spec spec;      ///< the source's settings; spec.rootfs is the copy (filled by the store)
     std::int64_t created_ms = 0;
     std::uint64_t seq = 0;  ///< creation order (list order, paging token)
@@ -42,11 +45,12 @@ public:
     /// Loads dir's snapshots (creating dir 0700) and removes half-made ones.
     void open(std::filesystem::path dir);
 
-    /// Makes a snapshot: `fill` copies the files into the directory it is given; on success
-    /// the record is written and the snapshot appears at once (a rename). A snapshot with the
-    /// same name is replaced (E2B: a new build of the same template).
+    /// Makes a snapshot: `fill` puts the files into dir/root of the directory it is given, a
+    /// memory image into dir/memory and dir/boot_id, and says whether it did the latter; on
+    /// success the record is written and the snapshot appears at once (a rename). A snapshot with
+    /// the same name is replaced (E2B: a new build of the same template).
     result<snapshot_record> add(snapshot_record rec,
-                                std::function<result<void>(std::filesystem::path const& root)> const& fill);
+                                std::function<result<bool>(std::filesystem::path const& dir)> const& fill);
     /// By snapshot id, name or key, with or without ":default".
     std::optional<snapshot_record> find(std::string_view id) const;
     /// Every snapshot, in creation order.

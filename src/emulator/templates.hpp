@@ -38,9 +38,11 @@ struct template_spec {
     std::filesystem::path rootfs;  ///< empty: no files; a directory or a tarball
     bool rootfs_is_tarball = false;
     bool from_snapshot = false;  ///< rootfs is a snapshot's copy (owners are ids inside a sandbox)
-    ns_limits limits;            ///< cpu, memory, pids
-    std::uint32_t disk_mb = 0;   ///< 0: the state dir's filesystem size
-    std::string user = "user";   ///< default user: "user" or "root"
+    /// A snapshot with a gVisor memory image: its directory (memory/, boot_id); empty: files only.
+    std::filesystem::path memory_snapshot;
+    ns_limits limits;           ///< cpu, memory, pids
+    std::uint32_t disk_mb = 0;  ///< 0: the state dir's filesystem size
+    std::string user = "user";  ///< default user: "user" or "root"
     std::map<std::string, std::string> env_vars;
     std::string start_cmd;  ///< empty: none
 };

@@ -2,13 +2,15 @@
 // an unknown template is the SDK's 404; createSnapshot / listSnapshots (all,
 // per sandbox, by name) / Sandbox.create(snapshotId) / deleteSnapshot round
 // trip as E2B's own snapshot tests expect; a snapshot survives a server
-// restart; getMetrics is not empty; updateNetwork says it is unimplemented.
+// restart; on the gvisor engine a snapshot holds the memory, so a command
+// running in the source goes on in the sandboxes made from it; getMetrics is
+// not empty; updateNetwork says it is unimplemented.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 
 import { Sandbox, SandboxError } from 'e2b'
 
-import { runId, startServer } from './harness.mjs'
+import { runId, startServer, waitFor } from './harness.mjs'
 
 let server
 before(async () => {
@@ -55,6 +57,37 @@ test('snapshot round trip: create, list, new sandboxes from it, delete', { timeo
   assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId, { ...server.opts }), true)
   assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId, { ...server.opts }), false)
   await assert.rejects(Sandbox.create(snap.snapshotId, { ...server.opts }), /^SandboxError|404/)
+})
+
+test('gvisor: a snapshot holds the memory, and its running command goes on in a sandbox made from it', { timeout: 180_000 }, async (t) => {
+  const sbx = await server.create({ timeoutMs: 120_000 })
+  if ((await server.isolation(sbx.sandboxId)) !== 'gvisor') {
+    t.skip('a snapshot holds files only on this engine: memory needs the gvisor engine')
+    return
+  }
+  const counter = await sbx.commands.run(
+    "bash -c 'i=0; while true; do i=$((i+1)); echo $i > /tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.05; done'",
+    { background: true }
+  )
+  const count = async (s) => Number((await s.files.read('/tmp/count')).trim())
+  await waitFor('the counter', async () => (await count(sbx)) >= 3)
+  const snap = await sbx.createSnapshot()
+  assert.equal((await sbx.getInfo()).state, 'running', 'the source runs on')
+
+  const fresh = await server.create({ template: snap.snapshotId, envs: { ORIGIN: 'snapshot' } })
+  const listed = await fresh.commands.list()
+  assert.ok(listed.some((p) => p.pid === counter.pid && /while true/.test([p.cmd, ...p.args].join(' '))), JSON.stringify(listed))
+  const first = await count(fresh)
+  await waitFor('the restored counter to count on', async () => (await count(fresh)) > first)
+  const env = await fresh.commands.run('echo $E2B_SANDBOX_ID $ORIGIN')
+  assert.equal(env.stdout, `${fresh.sandboxId} snapshot\n`)
+  // Its own process: killed there, it still counts in the source.
+  assert.equal(await fresh.commands.kill(counter.pid), true)
+  const stopped = await count(fresh)
+  const inSource = await count(sbx)
+  await waitFor('the source counter to count on', async () => (await count(sbx)) > inSource)
+  assert.ok((await count(fresh)) <= stopped + 1, 'killed in the new sandbox')
+  await Sandbox.deleteSnapshot(snap.snapshotId, { ...server.opts })
 })
 
 test('a named snapshot: its names and the name filter', { timeout: 60_000 }, async () => {

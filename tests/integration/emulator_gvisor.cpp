@@ -4,7 +4,8 @@
 // root in it cannot read a host file; pause with memory is a checkpoint on disk
 // (a counter continues after restore), pause without memory reboots with the
 // files; kill leaves nothing; a memory-paused sandbox survives kill -9 of the
-// server. Skipped, with the reason, where runsc cannot run.
+// server; a snapshot holds the memory, and the sandboxes made from it go on
+// from it. Skipped, with the reason, where runsc cannot run.
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "server_process.hpp"
@@ -120,6 +121,16 @@ std::size_t processes_in_cgroup(std::string const& id)
         if (groups.find(":memory:") != std::string::npos && groups.find("/" + id + "\n") != std::string::npos) ++n;
     }
     return n;
+}
+
+/// The one snapshot directory in the state dir (its key is not in the API).
+fs::path only_snapshot_dir(fs::path const& state)
+{
+    std::vector<fs::path> dirs;
+    for (auto const& e : fs::directory_iterator(state / "snapshots"))
+        if (e.is_directory() && e.path().filename().string()[0] != '.') dirs.push_back(e.path());
+    BOOST_REQUIRE(dirs.size() == 1u);
+    return dirs.front();
 }
 
 }  // namespace
@@ -258,6 +269,87 @@ BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_contin
     BOOST_TEST(std::string(info(*f, sb).at("state").as_string()) == "running");
 }
 
+BOOST_AUTO_TEST_CASE(a_snapshot_holds_the_memory_and_sandboxes_made_from_it_go_on_from_there)
+{
+#if defined(__SANITIZE_THREAD__)
+    BOOST_TEST_MESSAGE("SKIPPED under ThreadSanitizer: runsc cannot checkpoint a TSan-built agent");
+    return;
+#endif
+    state_dir dir;
+    auto f = gvisor_server(dir.path);
+    auto const api = api_headers(*f);
+    auto src = create_sandbox(*f);
+    BOOST_REQUIRE(run_command(*f, src, counter_script).end.has_value());
+    BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, src) >= 3; }));
+    auto const pid = run_command(*f, src, "cat /tmp/counter.pid").stdout_text;
+
+    // Of a running sandbox: checkpointed, copied, and it runs on.
+    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + src.id + "/snapshots", R"({"name":"counting"})") == 201);
+    auto const snap = only_snapshot_dir(dir.path);
+    BOOST_TEST(fs::is_regular_file(snap / "memory/checkpoint.img"));
+    auto const at_snapshot = number_in(host_file(snap / "root/tmp/count"));
+    BOOST_TEST(at_snapshot >= 3);
+    BOOST_TEST(std::string(info(*f, src).at("state").as_string()) == "running");
+    BOOST_TEST(eventually([&] { return count_on_host(dir.path, src) > at_snapshot; }));
+    BOOST_TEST(run_command(*f, src, "cat /tmp/counter.pid").stdout_text == pid);
+
+    // A sandbox made from it: the snapshot's process counts on from the snapshot's count (a cold
+    // boot would have no counter at all), while new commands see the new sandbox's id and env.
+    auto made = create_sandbox(*f, R"({"templateID":"counting","timeout":300,"envVars":{"ORIGIN":"snapshot"}})");
+    BOOST_TEST(made.id != src.id);
+    BOOST_TEST(eventually([&] { return count_on_host(dir.path, made) > at_snapshot; }));
+    BOOST_TEST(run_command(*f, made, "cat /tmp/counter.pid").stdout_text == pid);
+    BOOST_TEST(run_command(*f, made, "echo $E2B_SANDBOX_ID $ORIGIN").stdout_text == made.id + " snapshot\n");
+    BOOST_TEST(!fs::exists(dir.path / "sandboxes" / made.id / "memory"));  // consumed by the restore
+    BOOST_TEST(!fs::exists(dir.path / "sandboxes" / made.id / "chan/reconfigure.json"));
+    // The two are separate: one's files are not the other's, and killing the source leaves it be.
+    BOOST_REQUIRE(run_command(*f, made, "echo mine > /workspace/only-here").end.has_value());
+    BOOST_TEST(!fs::exists(dir.path / "sandboxes" / src.id / "root/workspace/only-here"));
+    raw_http c(f->port());
+    BOOST_REQUIRE(c.request("DELETE", "/sandboxes/" + src.id, {}, api).status == 204);
+    auto const after_kill = count_on_host(dir.path, made);
+    BOOST_TEST(eventually([&] { return count_on_host(dir.path, made) > after_kill; }));
+
+    // Of a sandbox paused with memory: its image is copied, it stays paused, and one made from it goes on.
+    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + made.id + "/pause", R"({"memory":true})") == 204);
+    auto const at_pause = count_on_host(dir.path, made);
+    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + made.id + "/snapshots", R"({"name":"counting"})") == 201);
+    BOOST_TEST(std::string(info(*f, made).at("state").as_string()) == "paused");
+    BOOST_TEST(fs::is_regular_file(dir.path / "sandboxes" / made.id / "memory/checkpoint.img"));
+    auto again = create_sandbox(*f, R"({"templateID":"counting:default","timeout":300})");
+    BOOST_TEST(eventually([&] { return count_on_host(dir.path, again) > at_pause; }));
+    BOOST_TEST(count_on_host(dir.path, made) == at_pause);  // the paused one stays still
+    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + made.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST(eventually([&] { return count_on_host(dir.path, made) > at_pause; }));
+}
+
+BOOST_AUTO_TEST_CASE(a_snapshot_whose_memory_image_is_damaged_gives_sandboxes_that_boot_from_its_files)
+{
+#if defined(__SANITIZE_THREAD__)
+    BOOST_TEST_MESSAGE("SKIPPED under ThreadSanitizer: runsc cannot checkpoint a TSan-built agent");
+    return;
+#endif
+    state_dir dir;
+    auto f = gvisor_server(dir.path);
+    auto src = create_sandbox(*f);
+    BOOST_REQUIRE(run_command(*f, src, std::string("echo kept > /workspace/k; ") + counter_script).end.has_value());
+    BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, src) >= 1; }));
+    BOOST_REQUIRE(post(f->port(), api_headers(*f), "/sandboxes/" + src.id + "/snapshots", R"({"name":"damaged"})") ==
+                  201);
+    auto const image = only_snapshot_dir(dir.path) / "memory/checkpoint.img";
+    BOOST_REQUIRE(fs::is_regular_file(image));
+    {
+        std::ofstream garbage(image, std::ios::trunc);  // the only link left: the source's was consumed
+        garbage << "not a checkpoint";
+    }
+    auto made = create_sandbox(*f, R"({"templateID":"damaged","timeout":300})");
+    auto const r =
+        run_command(*f, made, "cat /workspace/k; for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done");
+    BOOST_TEST(r.stdout_text.substr(0, 5) == "kept\n");                 // the files
+    BOOST_TEST(r.stdout_text.find("while true") == std::string::npos);  // a cold boot: no counter
+    BOOST_TEST(!fs::exists(dir.path / "sandboxes" / made.id / "chan/reconfigure.json"));
+}
+
 BOOST_AUTO_TEST_CASE(filesystem_pause_reboots_with_the_files_kept)
 {
     state_dir dir;
@@ -299,6 +391,12 @@ BOOST_AUTO_TEST_CASE(a_unix_socket_runsc_cannot_save_refuses_the_memory_pause_an
     BOOST_TEST(refused.body.find("/tmp/app.sock") != std::string::npos);
     // Still running, its envd answering; a pause without memory works.
     BOOST_TEST(std::string(info(*f, sb).at("state").as_string()) == "running");
+    BOOST_TEST(run_command(*f, sb, "echo alive").stdout_text == "alive\n");
+    // A snapshot of it holds the files only, and it runs on.
+    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/snapshots", "{}") == 201);
+    auto const snap = only_snapshot_dir(dir.path);
+    BOOST_TEST(fs::exists(snap / "root/tmp/ready"));
+    BOOST_TEST(!fs::exists(snap / "memory"));
     BOOST_TEST(run_command(*f, sb, "echo alive").stdout_text == "alive\n");
     BOOST_TEST(post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":false})") == 204);
 }
