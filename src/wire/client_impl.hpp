@@ -125,6 +125,9 @@ private:
         std::unique_ptr<http_stream> stream;
         semaphore_permit slot;
     };
+    /// A place among the streams being opened (client_options::max_opening_streams), taken first
+    /// by every stream-opening call and held until its response head; empty when there is no cap.
+    boost::asio::awaitable<result<semaphore_permit>> enter_opening();
     /// Opens a Connect server stream: 200 with a connect+json body, else the mapped error.
     boost::asio::awaitable<result<open_stream_result>> open_connect_stream(std::string rpc, e2b::envd_target target,
                                                                            std::string body,
@@ -175,6 +178,7 @@ private:
     origin api_;
     std::optional<origin> sandbox_;
     std::shared_ptr<async_semaphore> envd_slots_;
+    std::shared_ptr<async_semaphore> opening_slots_;  ///< client_options::max_opening_streams; null: no cap
 };
 
 /// Makes a process_event_stream over an open Connect server stream (process_stream.cpp);

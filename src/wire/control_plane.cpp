@@ -18,7 +18,8 @@ client_impl::client_impl(asio::any_io_executor ex, e2b::resolved_client_options 
       stub_(make_retrying(transport_)),
       api_(std::move(api)),
       sandbox_(std::move(sandbox)),
-      envd_slots_(async_semaphore::create(std::max<std::size_t>(1, opts_.raw.max_inflight_envd_requests)))
+      envd_slots_(async_semaphore::create(std::max<std::size_t>(1, opts_.raw.max_inflight_envd_requests))),
+      opening_slots_(opts_.raw.max_opening_streams ? async_semaphore::create(opts_.raw.max_opening_streams) : nullptr)
 {
 }
 

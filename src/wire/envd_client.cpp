@@ -148,9 +148,17 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
                                         opts_.raw.stream_idle_timeout);
 }
 
+asio::awaitable<result<semaphore_permit>> client_impl::enter_opening()
+{
+    if (!opening_slots_) co_return semaphore_permit{};
+    co_return co_await opening_slots_->acquire();
+}
+
 asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl::start_process(
     e2b::envd_target target, e2b::start_process_params params)
 {
+    auto opening = co_await enter_opening();
+    if (!opening) co_return opening.error();
     auto body = protojson::start_request(params);
     co_return co_await open_process_stream("process.Process/Start", std::move(target), std::move(body), params.timeout,
                                            params.user);
@@ -159,6 +167,8 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
 asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl::connect_process(
     e2b::envd_target target, e2b::process_selector selector, std::chrono::milliseconds timeout)
 {
+    auto opening = co_await enter_opening();
+    if (!opening) co_return opening.error();
     auto body = protojson::selector_request(selector);
     if (!body) co_return body.error();
     co_return co_await open_process_stream("process.Process/Connect", std::move(target), std::move(*body), timeout,

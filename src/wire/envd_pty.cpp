@@ -46,6 +46,8 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
                                                                                            e2b::pty_start_params params)
 {
     if (auto ok = check_size(params.size, "process.Start"); !ok) co_return ok.error();
+    auto opening = co_await enter_opening();
+    if (!opening) co_return opening.error();
     e2b::start_process_params start;
     start.process = params.process;
     start.tag = params.tag;

@@ -160,6 +160,8 @@ asio::awaitable<result<std::unique_ptr<e2b::watch_event_stream>>> client_impl::w
         co_return error(errc::invalid_argument, "watch_dir needs a path without NUL", {watch_rpc, 0, {}});
     if (params.timeout.count() < 0)
         co_return error(errc::invalid_argument, "watch_dir: timeout must not be negative", {watch_rpc, 0, {}});
+    auto opening = co_await enter_opening();
+    if (!opening) co_return opening.error();
     std::string rpc = watch_rpc;  // named: g++ 12 and temporaries inside co_await
     auto body = protojson::watch_dir_request(params);
     auto opened =

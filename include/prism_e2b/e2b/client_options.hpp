@@ -72,6 +72,14 @@ struct client_options {
     std::chrono::milliseconds pool_idle_timeout{30000};
     /// Client-wide cap on envd requests in flight; more wait in FIFO order.
     std::size_t max_inflight_envd_requests = 2000;
+    /// Client-wide cap on process and watch streams being opened at once (from
+    /// the call until the response head); more wait in FIFO order before they
+    /// build their request. An open stream no longer counts. A fan-out of
+    /// thousands of streams then holds the buffers and coroutine frames of an
+    /// opening only this many times over, instead of once per stream, interleaved
+    /// with the streams already held (bench/README.md: 8.3 KiB of client RSS per
+    /// held stream for 2,000 opened at once, 22 KiB without a cap). 0: no cap.
+    std::size_t max_opening_streams = 64;
 
     /// Cap on a JSON reply (control plane, envd unary calls), decoded size,
     /// enforced while reading: a larger reply fails with errc::limit_exceeded

@@ -6,6 +6,7 @@
 
 #include "client_fixture.hpp"
 #include "core/async_semaphore.hpp"
+#include "eventually.hpp"
 #include "protocol/base64.hpp"
 #include "protocol/envelope.hpp"
 #include "run_coro.hpp"
@@ -20,6 +21,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 
 using namespace prism_e2b;
 using namespace prism_e2b::test;
@@ -199,6 +202,69 @@ BOOST_AUTO_TEST_CASE(inflight_cap_queues_instead_of_failing)
     // Never more than 4 requests at once, so never more than 4 connections.
     BOOST_TEST(server.max_open_connections() <= 4u);
     BOOST_TEST(server.accepted_connections() <= 4u);
+}
+
+BOOST_AUTO_TEST_CASE(opening_cap_holds_stream_opens_until_a_head_arrives_and_queues_the_rest)
+{
+    // Each Start is held at the server until the test lets it answer; at entry the handler notes
+    // how many were opening (arrived, not yet answered). With the cap, never more than 2.
+    constexpr int n = 6;
+    std::mutex m;
+    std::condition_variable cv;
+    int arrived = 0, answered = 0, allowed = 0, most_opening = 0;
+    test_http_server::options so;
+    so.threads = n + 2;  // every held request has a server thread: without the cap all n would arrive
+    test_http_server server(
+        [&](recorded_request const&) {
+            std::unique_lock lk(m);
+            ++arrived;
+            most_opening = std::max(most_opening, arrived - answered);
+            cv.wait(lk, [&] { return allowed > answered; });
+            ++answered;
+            return connect_stream({R"({"event":{"start":{"pid":7}}})"});
+        },
+        so);
+    std::atomic<int> opened{0}, failed{0};
+    run_coro(
+        [&](asio::any_io_executor ex) -> asio::awaitable<void> {
+            auto o = options_for(server.url());
+            o.max_opening_streams = 2;
+            o.max_connections_per_origin = 100;
+            auto c = e2b::make_client(ex, o);
+            auto client = *c;
+            std::vector<std::unique_ptr<e2b::process_event_stream>> held(n);
+            for (int i = 0; i < n; ++i)
+                asio::co_spawn(
+                    ex,
+                    [&, client, i]() -> asio::awaitable<void> {
+                        e2b::start_process_params p;
+                        p.process.cmd = "/bin/sleep";
+                        auto s = co_await client->async_start_process(target_for(), p);
+                        if (s) held[static_cast<std::size_t>(i)] = std::move(*s);
+                        ++(s ? opened : failed);
+                    },
+                    asio::detached);
+            // One answer at a time: each lets exactly one more request in.
+            for (int k = 1; k <= n; ++k) {
+                auto next_arrived = [&] {
+                    std::lock_guard lk(m);
+                    return arrived >= std::min(k + 1, n);
+                };
+                BOOST_TEST_REQUIRE(co_await async_eventually(next_arrived, std::chrono::seconds(60)));
+                {
+                    std::lock_guard lk(m);
+                    allowed = k;
+                }
+                cv.notify_all();
+                auto kth_done = [&] { return opened.load() + failed.load() >= k; };
+                BOOST_TEST_REQUIRE(co_await async_eventually(kth_done, std::chrono::seconds(60)));
+            }
+        },
+        std::chrono::seconds(120), 2);
+    BOOST_TEST(opened.load() == n);  // queued, never refused
+    BOOST_TEST(failed.load() == 0);
+    BOOST_TEST(most_opening <= 2);
+    BOOST_TEST(most_opening == 2);  // the cap, not fewer
 }
 
 // Parameters by value: a coroutine lambda's captures die with the lambda object.
