@@ -38,6 +38,7 @@ std::string usage()
            "  --concurrency N   fan-out max_concurrent_execs per sandbox (default 8)\n"
            "  --memory-mib N    pause/resume: memory held by the sandbox's process (default 64)\n"
            "  --streams N       streams: long-running processes held open at once (default 400)\n"
+           "  --open-at-once N  streams: the caller opens at most N at a time (default 0: all at once)\n"
            "  --threads N       io_context threads of the C++ side (default 1, like node)\n"
            "  --js              also run the official JS SDK (bench/js, needs `npm ci --prefix bench/js`)\n"
            "  --json FILE       write the report as JSON (schema prism-e2b-bench/1)\n"
@@ -212,6 +213,8 @@ int run_cli(std::string scenario, int argc, char** argv)
             ok = next(cfg.memory_mib);
         else if (a == "--streams")
             ok = next(cfg.streams) && cfg.streams >= 1;
+        else if (a == "--open-at-once")
+            ok = next(cfg.open_at_once);
         else if (a == "--threads") {
             ok = next(threads) && threads >= 1;
             cfg.threads = static_cast<unsigned>(threads);

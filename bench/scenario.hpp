@@ -12,13 +12,14 @@
 namespace prism_e2b::bench {
 
 struct bench_config {
-    std::size_t n = 50;           ///< pause/resume cycles; unary calls are n * 20
-    std::size_t sandboxes = 50;   ///< fan-out
-    std::size_t execs = 1000;     ///< fan-out
-    std::size_t concurrency = 8;  ///< fan-out max_concurrent_execs per sandbox
-    std::size_t memory_mib = 64;  ///< pause/resume: memory held by the sandbox's process
-    std::size_t streams = 400;    ///< streams: long-running processes held open at once
-    unsigned threads = 1;         ///< io_context threads of the C++ side
+    std::size_t n = 50;            ///< pause/resume cycles; unary calls are n * 20
+    std::size_t sandboxes = 50;    ///< fan-out
+    std::size_t execs = 1000;      ///< fan-out
+    std::size_t concurrency = 8;   ///< fan-out max_concurrent_execs per sandbox
+    std::size_t memory_mib = 64;   ///< pause/resume: memory held by the sandbox's process
+    std::size_t streams = 400;     ///< streams: long-running processes held open at once
+    std::size_t open_at_once = 0;  ///< streams: the caller's own bound on concurrent opens; 0: all at once
+    unsigned threads = 1;          ///< io_context threads of the C++ side
     bool js = false;
     bool quiet = false;
 };

@@ -27,6 +27,9 @@ namespace {
 
 /// A streamed response queues at most this much before write_chunk() waits.
 constexpr std::size_t max_queued_response = 256u << 10;
+/// Streams one client connection may hold open (SETTINGS_MAX_CONCURRENT_STREAMS): a process
+/// stream lasts as long as its process, so 10,000 of them fit in 5 connections.
+constexpr std::uint32_t max_concurrent_streams = 2000;
 
 std::string server_timing(clock_type::time_point since)
 {
@@ -448,7 +451,7 @@ asio::awaitable<void> serve_h2(Stream& stream, std::string initial, h2_serve_opt
     int const rv = nghttp2_session_server_new(&srv->pump.session, cbs, srv.get());
     nghttp2_session_callbacks_del(cbs);
     if (rv != 0) co_return;
-    nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 1000},
+    nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, max_concurrent_streams},
                                    {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1u << 20}};
     nghttp2_submit_settings(srv->pump.session, NGHTTP2_FLAG_NONE, iv, std::size(iv));
     srv->pump.on_end = [&stream, raw = srv.get()] {

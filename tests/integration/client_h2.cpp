@@ -128,7 +128,7 @@ BOOST_AUTO_TEST_CASE(hundreds_of_long_running_streams_on_two_threads_share_one_c
     run_coro(
         [&](asio::any_io_executor ex) -> asio::awaitable<void> {
             auto o = h2c_options(srv);
-            o.max_streams_per_connection = 1000;  // the local server's SETTINGS_MAX_CONCURRENT_STREAMS
+            o.max_streams_per_connection = 1000;  // under the local server's SETTINGS_MAX_CONCURRENT_STREAMS (2000)
             // What is tested is how many streams are held, not how fast 600 processes start: under
             // TSan beside other tests, the last Start replies come after the 30 s header timeout.
             o.header_timeout = o.request_timeout = o.call_timeout = std::chrono::minutes(4);
