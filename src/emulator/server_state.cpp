@@ -395,80 +395,104 @@ void server_state::run_start_command(std::shared_ptr<sandbox> const& sb)
             "prism-e2b-local: the start command of sandbox " + sb->id + " did not start: " + p.error().message());
 }
 
+namespace {
+
+/// Copies the sandbox's files with its processes held still: frozen for the copy when it runs.
+/// Owners as the ids inside the sandbox (base 0): a snapshot belongs to no uid range.
+result<void> copy_files_held_still(sandbox& sb, fs::path const& to)
+{
+    bool const running = sb.state == sandbox_state::running;
+    bool frozen = false;
+    if (running && !sb.cgroup_dir.empty()) frozen = freeze_cgroup(sb.cgroup_dir);
+    if (running && !frozen)
+        for (auto& [pid, p] : sb.processes) p->signal(SIGSTOP);
+    auto copied = copy_tree(sb.root, to, 0);
+    if (frozen)
+        thaw_cgroup(sb.cgroup_dir);
+    else if (running)
+        for (auto& [pid, p] : sb.processes) p->signal(SIGCONT);
+    return copied;
+}
+
+}  // namespace
+
+result<void> server_state::checkpoint_gvisor(sandbox& sb, bool& lost_memory)
+{
+    // The pooled connections go after the checkpoint: closing them before would leave sockets
+    // whose host end is closed and the agent has not yet read that, which runsc cannot save.
+    auto saved = gvisor_checkpoint(runsc, sb.id, sb.dir, lost_memory);
+    sb.agent->reset();
+    return saved;
+}
+
+result<void> server_state::restore_gvisor(sandbox& sb)
+{
+    auto restored = gvisor_restore(runsc, gvisor_spec_for(sb));
+    sb.agent->reset();  // the connections from before the checkpoint are gone
+    return restored;
+}
+
 result<bool> server_state::capture_snapshot(std::shared_ptr<sandbox> const& sb, fs::path const& to)
 {
-    bool state_changed = false;  // then the ledger is written once the lock is let go
+    bool paused_now = false;  // then the ledger is written once the lock is let go
     auto taken = [&]() -> result<bool> {
         std::lock_guard lk(sb->mutex);  // nothing starts, pauses or resumes meanwhile
         if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"snapshot"});
-        bool const running = sb->state == sandbox_state::running;
-        bool const checkpointed = sb->state == sandbox_state::paused && sb->paused_with_memory &&
-                                  sb->freeze_method == "checkpoint" && gvisor_has_memory_image(sb->dir);
-        if (sb->isolation == "gvisor" && (running || checkpointed)) {
-            bool lost_memory = false;
-            result<void> saved;
-            if (running) {
-                saved = gvisor_checkpoint(runsc, sb->id, sb->dir, lost_memory);
-                sb->agent->reset();
-            }
-            if (!saved && lost_memory) {  // the container is gone with its memory: boot it again
-                auto booted = boot_sandbox(*sb);
-                return error(
-                    errc::server_error,
-                    saved.error().message() + (booted ? "; the sandbox booted again from its files"
-                                                      : "; it could not boot again: " + booted.error().message()),
-                    {"snapshot"});
-            }
-            if (saved) {
-                // Owners as the ids inside the sandbox (base 0): a snapshot belongs to no uid range.
-                auto copied = copy_tree(sb->root, to / "root", 0);
-                if (copied) copied = gvisor_copy_memory_image(sb->dir, to);
-                if (running) {
-                    auto restored = gvisor_restore(runsc, gvisor_spec_for(*sb));
-                    sb->agent->reset();
-                    if (!restored) {  // its memory is still on disk: paused, as after a pause with memory
-                        sb->state = sandbox_state::paused;
-                        sb->paused_with_memory = true;
-                        sb->freeze_method = "checkpoint";
-                        state_changed = true;
-                        return error(errc::server_error,
-                                     "the sandbox could not run on after its snapshot, it is paused (its memory on "
-                                     "disk): " +
-                                         restored.error().message(),
-                                     {"snapshot"});
-                    }
-                }
-                if (!copied) return copied.error();
-                return true;
-            }
-            // runsc refused before it stopped anything (a host socket it cannot save): files only.
-            log(log_level::warning, "prism-e2b-local: the snapshot of sandbox " + sb->id +
-                                        " holds its files only: " + saved.error().message());
-        }
-        bool frozen = false;
-        if (running && !sb->cgroup_dir.empty()) frozen = freeze_cgroup(sb->cgroup_dir);
-        if (running && !frozen)
-            for (auto& [pid, p] : sb->processes) p->signal(SIGSTOP);
-        auto copied = copy_tree(sb->root, to / "root", 0);
-        if (frozen)
-            thaw_cgroup(sb->cgroup_dir);
-        else if (running)
-            for (auto& [pid, p] : sb->processes) p->signal(SIGCONT);
-        if (!copied) return copied.error();
-        return false;
+        return capture_locked(*sb, to, paused_now);
     }();
-    if (state_changed) persist(*sb);
+    if (paused_now) persist(*sb);
     return taken;
+}
+
+result<bool> server_state::capture_locked(sandbox& sb, fs::path const& to, bool& paused_now)
+{
+    bool const running = sb.state == sandbox_state::running;
+    bool const checkpointed = sb.state == sandbox_state::paused && sb.paused_with_memory &&
+                              sb.freeze_method == "checkpoint" && gvisor_has_memory_image(sb.dir);
+    if (sb.isolation != "gvisor" || (!running && !checkpointed)) {
+        if (auto copied = copy_files_held_still(sb, to / "root"); !copied) return copied.error();
+        return false;
+    }
+    bool lost_memory = false;
+    if (auto saved = running ? checkpoint_gvisor(sb, lost_memory) : result<void>{}; !saved) {
+        if (!lost_memory) {  // runsc refused before it stopped anything (a host socket it cannot save)
+            log(log_level::warning, "prism-e2b-local: the snapshot of sandbox " + sb.id +
+                                        " holds its files only: " + saved.error().message());
+            if (auto copied = copy_files_held_still(sb, to / "root"); !copied) return copied.error();
+            return false;
+        }
+        auto booted = boot_sandbox(sb);  // the container is gone with its memory: boot it again
+        return error(errc::server_error,
+                     saved.error().message() + (booted ? "; the sandbox booted again from its files"
+                                                       : "; it could not boot again: " + booted.error().message()),
+                     {"snapshot"});
+    }
+    // The container is stopped now: its files and image are still.
+    auto copied = copy_tree(sb.root, to / "root", 0);
+    if (copied) copied = gvisor_copy_memory_image(sb.dir, to);
+    if (running) {
+        if (auto restored = restore_gvisor(sb); !restored) {  // its memory is still on disk: paused
+            sb.state = sandbox_state::paused;
+            sb.paused_with_memory = true;
+            sb.freeze_method = "checkpoint";
+            paused_now = true;
+            return error(errc::server_error,
+                         "the sandbox could not run on after its snapshot, it is paused (its memory on disk): " +
+                             restored.error().message(),
+                         {"snapshot"});
+        }
+    }
+    if (!copied) return copied.error();
+    return true;
 }
 
 result<void> server_state::restore_snapshot_memory(sandbox& sb, fs::path const& snapshot_dir)
 {
     if (auto copied = gvisor_copy_memory_image(snapshot_dir, sb.dir); !copied) return copied;
-    if (auto restored = gvisor_restore(runsc, gvisor_spec_for(sb)); !restored) {
+    if (auto restored = restore_gvisor(sb); !restored) {
         gvisor_destroy(runsc, sb.id, sb.dir, true);
         return restored;
     }
-    sb.agent->reset();
     return result<void>{};
 }
 
@@ -825,10 +849,7 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
             return error(errc::conflict, "sandbox " + sb->id + " is already paused", {"pause"});
         if (memory && sb->isolation == "gvisor") {  // a real memory snapshot, on disk
             bool lost_memory = false;
-            // The pooled connections go after the checkpoint: closing them now would leave sockets
-            // whose host end is closed and the agent has not yet read that, which runsc cannot save.
-            auto saved = gvisor_checkpoint(runsc, sb->id, sb->dir, lost_memory);
-            sb->agent->reset();
+            auto saved = checkpoint_gvisor(*sb, lost_memory);
             if (!saved && !lost_memory) return saved.error();  // it runs on
             if (!saved) failed_snapshot = saved.error();       // the container is gone, its files are kept
             sb->freeze_method = "checkpoint";
@@ -886,8 +907,7 @@ result<void> server_state::resume_locked(sandbox& sbr, std::chrono::seconds time
     if (sb->state != sandbox_state::paused) return result<void>{};
     if (sb->paused_with_memory) {
         if (sb->freeze_method == "checkpoint") {
-            if (auto restored = gvisor_restore(runsc, gvisor_spec_for(*sb)); !restored) return restored.error();
-            sb->agent->reset();
+            if (auto restored = restore_gvisor(*sb); !restored) return restored.error();
         } else if (sb->freeze_method == "cgroup-freezer")
             thaw_cgroup(sb->cgroup_dir);
         else if (sb->isolation == "namespaces")

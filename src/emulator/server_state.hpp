@@ -215,9 +215,17 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// (killed), server_error (the copy failed; the sandbox runs on, or is paused with its memory on
     /// disk when it could not be restored after the checkpoint).
     result<bool> capture_snapshot(std::shared_ptr<sandbox> const& sb, std::filesystem::path const& to);
+    /// capture_snapshot with sb.mutex held; `paused_now` is set when it leaves the sandbox paused.
+    result<bool> capture_locked(sandbox& sb, std::filesystem::path const& to, bool& paused_now);
     /// gvisor engine: a new sandbox (its files already seeded from the snapshot) restored from the
     /// snapshot's memory image in `snapshot_dir`. Call with sb.mutex held. Errors: server_error.
     result<void> restore_snapshot_memory(sandbox& sb, std::filesystem::path const& snapshot_dir);
+    /// gvisor engine: gvisor_checkpoint of the running sandbox, then a fresh agent pool (only
+    /// after: see the .cpp). Call with sb.mutex held.
+    result<void> checkpoint_gvisor(sandbox& sb, bool& lost_memory);
+    /// gvisor engine: gvisor_restore of the sandbox from dir/memory, then a fresh agent pool.
+    /// Call with sb.mutex held.
+    result<void> restore_gvisor(sandbox& sb);
     /// Unmounts the disk of the sandbox whose directory is `dir` (if it has one) and removes
     /// that directory, however deep.
     void remove_sandbox_files(std::filesystem::path const& dir) const;

@@ -1,6 +1,7 @@
 // The snapshot store (snapshots.hpp).
 #include "emulator/snapshots.hpp"
 
+#include "emulator/gvisor_engine.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
 #include "emulator/small_files.hpp"
@@ -57,8 +58,7 @@ std::optional<snapshot_record> parse_record(fs::path const& dir)
     r.created_ms = num("createdAtMs");
     r.seq = static_cast<std::uint64_t>(num("seq"));
     auto const* mem = o.if_contains("memory");
-    std::error_code fec;
-    r.memory = mem && mem->is_bool() && mem->as_bool() && fs::is_regular_file(dir / "memory/checkpoint.img", fec);
+    r.memory = mem && mem->is_bool() && mem->as_bool() && gvisor_has_memory_image(dir);
     auto const* t = o.if_contains("template");
     if (r.key != dir.filename().string() || !t || !t->is_object()) return std::nullopt;
     auto spec = parse_template(str("templateID"), json::serialize(*t), ns_limits{});

@@ -109,6 +109,27 @@ long count_on_host(fs::path const& state, sandbox_ref const& sb)
     return number_in(host_file(state / "sandboxes" / sb.id / "root/tmp/count"));
 }
 
+/// Tests that take a checkpoint: ThreadSanitizer's shadow mappings in the agent (itself a TSan
+/// build) are not something runsc checkpoint saves, so the ASan leg runs them.
+boost::test_tools::assertion_result checkpoints_run(utf::test_unit_id)
+{
+#if defined(__SANITIZE_THREAD__)
+    boost::test_tools::assertion_result r(false);
+    r.message() << "SKIPPED under ThreadSanitizer: runsc cannot checkpoint a TSan-built agent";
+    return r;
+#else
+    return true;
+#endif
+}
+
+/// Starts counter_script in the sandbox and waits until it counted to 3; the counter's pid.
+std::string start_counter(local_server_fixture& f, fs::path const& state, sandbox_ref const& sb)
+{
+    BOOST_REQUIRE(run_command(f, sb, counter_script).end.has_value());
+    BOOST_REQUIRE(eventually([&] { return count_on_host(state, sb) >= 3; }));
+    return run_command(f, sb, "cat /tmp/counter.pid").stdout_text;
+}
+
 /// Host processes in the sandbox's memory cgroup (the Sentry, its gofer and stubs).
 std::size_t processes_in_cgroup(std::string const& id)
 {
@@ -229,23 +250,16 @@ BOOST_AUTO_TEST_CASE(each_isolation_claim_holds)
     BOOST_TEST(ec == boost::asio::error::would_block);
 }
 
-BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_continues)
+BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_continues,
+                     *utf::precondition(checkpoints_run))
 {
-#if defined(__SANITIZE_THREAD__)
-    // ThreadSanitizer's shadow mappings in the agent (itself a TSan build) are not something
-    // runsc checkpoint saves: the ASan leg runs this test.
-    BOOST_TEST_MESSAGE("SKIPPED under ThreadSanitizer: runsc cannot checkpoint a TSan-built agent");
-    return;
-#endif
     state_dir dir;
     auto f = gvisor_server(dir.path);
     auto const api = api_headers(*f);
     auto sb = create_sandbox(*f);
     auto const boot = run_command(*f, sb, "cat /proc/sys/kernel/random/boot_id").stdout_text;
     BOOST_TEST(boot.size() == 37u);
-    BOOST_REQUIRE(run_command(*f, sb, counter_script).end.has_value());
-    BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, sb) >= 3; }));
-    auto const pid = run_command(*f, sb, "cat /tmp/counter.pid").stdout_text;
+    auto const pid = start_counter(*f, dir.path, sb);
 
     BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
     auto const at_pause = count_on_host(dir.path, sb);
@@ -269,19 +283,14 @@ BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_contin
     BOOST_TEST(std::string(info(*f, sb).at("state").as_string()) == "running");
 }
 
-BOOST_AUTO_TEST_CASE(a_snapshot_holds_the_memory_and_sandboxes_made_from_it_go_on_from_there)
+BOOST_AUTO_TEST_CASE(a_snapshot_holds_the_memory_and_sandboxes_made_from_it_go_on_from_there,
+                     *utf::precondition(checkpoints_run))
 {
-#if defined(__SANITIZE_THREAD__)
-    BOOST_TEST_MESSAGE("SKIPPED under ThreadSanitizer: runsc cannot checkpoint a TSan-built agent");
-    return;
-#endif
     state_dir dir;
     auto f = gvisor_server(dir.path);
     auto const api = api_headers(*f);
     auto src = create_sandbox(*f);
-    BOOST_REQUIRE(run_command(*f, src, counter_script).end.has_value());
-    BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, src) >= 3; }));
-    auto const pid = run_command(*f, src, "cat /tmp/counter.pid").stdout_text;
+    auto const pid = start_counter(*f, dir.path, src);
 
     // Of a running sandbox: checkpointed, copied, and it runs on.
     BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + src.id + "/snapshots", R"({"name":"counting"})") == 201);
@@ -323,12 +332,9 @@ BOOST_AUTO_TEST_CASE(a_snapshot_holds_the_memory_and_sandboxes_made_from_it_go_o
     BOOST_TEST(eventually([&] { return count_on_host(dir.path, made) > at_pause; }));
 }
 
-BOOST_AUTO_TEST_CASE(a_snapshot_whose_memory_image_is_damaged_gives_sandboxes_that_boot_from_its_files)
+BOOST_AUTO_TEST_CASE(a_snapshot_whose_memory_image_is_damaged_gives_sandboxes_that_boot_from_its_files,
+                     *utf::precondition(checkpoints_run))
 {
-#if defined(__SANITIZE_THREAD__)
-    BOOST_TEST_MESSAGE("SKIPPED under ThreadSanitizer: runsc cannot checkpoint a TSan-built agent");
-    return;
-#endif
     state_dir dir;
     auto f = gvisor_server(dir.path);
     auto src = create_sandbox(*f);
@@ -419,14 +425,8 @@ BOOST_AUTO_TEST_CASE(kill_leaves_nothing_behind)
 }
 
 #ifdef PRISM_E2B_HAVE_LOCAL_BINARY
-BOOST_AUTO_TEST_CASE(a_memory_paused_sandbox_survives_kill_9_of_the_server)
+BOOST_AUTO_TEST_CASE(a_memory_paused_sandbox_survives_kill_9_of_the_server, *utf::precondition(checkpoints_run))
 {
-#if defined(__SANITIZE_THREAD__)
-    // ThreadSanitizer's shadow mappings in the agent (itself a TSan build) are not something
-    // runsc checkpoint saves: the ASan leg runs this test.
-    BOOST_TEST_MESSAGE("SKIPPED under ThreadSanitizer: runsc cannot checkpoint a TSan-built agent");
-    return;
-#endif
     state_dir dir;
     std::string const key = "e2b_" + random_token();
     header_pairs const api = {{"X-API-KEY", key}};
