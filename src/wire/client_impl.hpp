@@ -125,9 +125,36 @@ private:
         std::unique_ptr<http_stream> stream;
         semaphore_permit slot;
     };
-    /// A place among the streams being opened (client_options::max_opening_streams), taken first
-    /// by every stream-opening call and held until its response head; empty when there is no cap.
-    boost::asio::awaitable<result<semaphore_permit>> enter_opening();
+    /// Waits for a place among the streams being opened (client_options::max_opening_streams),
+    /// then awaits `open()` holding it: every stream-opening call goes through here, and its place
+    /// is held until `open` has the response head. While a call waits, only this frame exists
+    /// (`open` holds the call's arguments): the request and the coroutines that send it are built
+    /// once the place is granted, so thousands of waiting calls stay small.
+    template <class T, class Open>
+    boost::asio::awaitable<result<T>> when_opening(Open open)
+    {
+        semaphore_permit place;
+        if (opening_slots_) {
+            auto granted = co_await opening_slots_->acquire();
+            if (!granted) co_return granted.error();
+            place = std::move(*granted);
+        }
+        co_return co_await open();
+    }
+    /// The error of a call refused before it waits (its arguments are invalid).
+    template <class T>
+    static boost::asio::awaitable<result<T>> refused(error e)
+    {
+        co_return e;
+    }
+    boost::asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> start_process_now(
+        e2b::envd_target target, e2b::start_process_params params);
+    boost::asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> connect_process_now(
+        e2b::envd_target target, e2b::process_selector selector, std::chrono::milliseconds timeout);
+    boost::asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> start_pty_now(
+        e2b::envd_target target, e2b::pty_start_params params);
+    boost::asio::awaitable<result<std::unique_ptr<e2b::watch_event_stream>>> watch_dir_now(
+        e2b::envd_target target, e2b::watch_dir_params params);
     /// Opens a Connect server stream: 200 with a connect+json body, else the mapped error.
     boost::asio::awaitable<result<open_stream_result>> open_connect_stream(std::string rpc, e2b::envd_target target,
                                                                            std::string body,

@@ -148,17 +148,18 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
                                         opts_.raw.stream_idle_timeout);
 }
 
-asio::awaitable<result<semaphore_permit>> client_impl::enter_opening()
-{
-    if (!opening_slots_) co_return semaphore_permit{};
-    co_return co_await opening_slots_->acquire();
-}
-
 asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl::start_process(
     e2b::envd_target target, e2b::start_process_params params)
 {
-    auto opening = co_await enter_opening();
-    if (!opening) co_return opening.error();
+    return when_opening<std::unique_ptr<e2b::process_event_stream>>(
+        [this, target = std::move(target), params = std::move(params)]() mutable {
+            return start_process_now(std::move(target), std::move(params));
+        });
+}
+
+asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl::start_process_now(
+    e2b::envd_target target, e2b::start_process_params params)
+{
     auto body = protojson::start_request(params);
     co_return co_await open_process_stream("process.Process/Start", std::move(target), std::move(body), params.timeout,
                                            params.user);
@@ -167,8 +168,15 @@ asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl:
 asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl::connect_process(
     e2b::envd_target target, e2b::process_selector selector, std::chrono::milliseconds timeout)
 {
-    auto opening = co_await enter_opening();
-    if (!opening) co_return opening.error();
+    return when_opening<std::unique_ptr<e2b::process_event_stream>>(
+        [this, target = std::move(target), selector = std::move(selector), timeout]() mutable {
+            return connect_process_now(std::move(target), std::move(selector), timeout);
+        });
+}
+
+asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl::connect_process_now(
+    e2b::envd_target target, e2b::process_selector selector, std::chrono::milliseconds timeout)
+{
     auto body = protojson::selector_request(selector);
     if (!body) co_return body.error();
     co_return co_await open_process_stream("process.Process/Connect", std::move(target), std::move(*body), timeout,

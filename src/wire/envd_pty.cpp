@@ -42,12 +42,17 @@ result<json::object> selector_object(e2b::process_selector const& s)
 
 }  // namespace
 
-asio::awaitable<result<std::unique_ptr<e2b::process_event_stream>>> client_impl::start_pty(e2b::envd_target target,
-                                                                                           e2b::pty_start_params params)
+asio::awaitable<result<e2b::pty_stream>> client_impl::start_pty(e2b::envd_target target, e2b::pty_start_params params)
 {
-    if (auto ok = check_size(params.size, "process.Start"); !ok) co_return ok.error();
-    auto opening = co_await enter_opening();
-    if (!opening) co_return opening.error();
+    if (auto ok = check_size(params.size, "process.Start"); !ok) return refused<e2b::pty_stream>(ok.error());
+    return when_opening<e2b::pty_stream>([this, target = std::move(target), params = std::move(params)]() mutable {
+        return start_pty_now(std::move(target), std::move(params));
+    });
+}
+
+asio::awaitable<result<e2b::pty_stream>> client_impl::start_pty_now(e2b::envd_target target,
+                                                                    e2b::pty_start_params params)
+{
     e2b::start_process_params start;
     start.process = params.process;
     start.tag = params.tag;

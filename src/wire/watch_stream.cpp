@@ -156,12 +156,20 @@ private:
 asio::awaitable<result<std::unique_ptr<e2b::watch_event_stream>>> client_impl::watch_dir(e2b::envd_target target,
                                                                                          e2b::watch_dir_params params)
 {
+    using stream = std::unique_ptr<e2b::watch_event_stream>;
     if (params.path.empty() || params.path.find('\0') != std::string::npos)
-        co_return error(errc::invalid_argument, "watch_dir needs a path without NUL", {watch_rpc, 0, {}});
+        return refused<stream>(error(errc::invalid_argument, "watch_dir needs a path without NUL", {watch_rpc, 0, {}}));
     if (params.timeout.count() < 0)
-        co_return error(errc::invalid_argument, "watch_dir: timeout must not be negative", {watch_rpc, 0, {}});
-    auto opening = co_await enter_opening();
-    if (!opening) co_return opening.error();
+        return refused<stream>(
+            error(errc::invalid_argument, "watch_dir: timeout must not be negative", {watch_rpc, 0, {}}));
+    return when_opening<stream>([this, target = std::move(target), params = std::move(params)]() mutable {
+        return watch_dir_now(std::move(target), std::move(params));
+    });
+}
+
+asio::awaitable<result<std::unique_ptr<e2b::watch_event_stream>>> client_impl::watch_dir_now(
+    e2b::envd_target target, e2b::watch_dir_params params)
+{
     std::string rpc = watch_rpc;  // named: g++ 12 and temporaries inside co_await
     auto body = protojson::watch_dir_request(params);
     auto opened =
