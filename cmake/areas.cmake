@@ -4,8 +4,8 @@
 # `#include "wire/http_transport.hpp"` compiles only where wire's internals may
 # be seen: in wire itself, in the areas that name it in USES, and in its tests.
 # The allowed directions (src/CMakeLists.txt):
-#   protocol <- core <- wire (core: the semaphore, spawn_op);  core <- adapter
-#   (spawn_op, the UTF-8 check);  cli: public API only;  emulator: public API +
+#   protocol <- core <- wire (core: the semaphore, spawn_op);  core, protocol <-
+#   adapter (spawn_op, the UTF-8 check, on_strand);  cli: public API only;  emulator: public API +
 #   protocol.   libprism_e2b = protocol+core+wire+adapter.
 
 # prism_e2b_include_root(<name>): the INTERFACE target prism_e2b_<name>_headers

@@ -4,9 +4,9 @@
 #include "adapter/exec.hpp"
 
 #include "adapter/process_fsm.hpp"
+#include "protocol/on_strand.hpp"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -233,7 +233,7 @@ asio::awaitable<result<exec_result>> run_exec(std::shared_ptr<e2b_sandbox_core> 
     // Every exec runs on the sandbox's strand: its timer, stream and callbacks
     // never race, while execs of one sandbox still overlap at their I/O.
     auto strand = core->strand;
-    co_return co_await asio::co_spawn(strand, exec_body(std::move(core), std::move(req)), asio::use_awaitable);
+    co_return co_await protocol::on_strand(strand, exec_body(std::move(core), std::move(req)));
 }
 
 }  // namespace prism_e2b::detail

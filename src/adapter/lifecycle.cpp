@@ -8,8 +8,8 @@
 
 #include "adapter/exec.hpp"
 #include "adapter/process_state.hpp"
+#include "protocol/on_strand.hpp"
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -132,7 +132,7 @@ asio::awaitable<result<void>> run_kill(std::shared_ptr<e2b_sandbox_core> core)
         auto wait = [core, settled]() -> asio::awaitable<wait_outcome> {
             co_return co_await core->changes.wait_until(settled, std::nullopt);
         };
-        auto w = co_await asio::co_spawn(core->strand, std::move(wait), asio::use_awaitable);
+        auto w = co_await protocol::on_strand(core->strand, std::move(wait));
         if (w == wait_outcome::cancelled) co_return error(errc::cancelled, "kill was cancelled", {"kill"});
     }
     auto r = co_await core->client->async_kill_sandbox(core->id);

@@ -3,6 +3,7 @@
 #include "adapter/process_state.hpp"
 
 #include "core/spawn_op.hpp"
+#include "protocol/on_strand.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -187,7 +188,7 @@ asio::awaitable<void> e2b_process_state::follow(std::shared_ptr<e2b_process_stat
         start_reader(self, std::move(s));
         co_return;
     };
-    co_await asio::co_spawn(self->core->strand, std::move(begin_reading), asio::use_awaitable);
+    co_await protocol::on_strand(self->core->strand, std::move(begin_reading));
 }
 
 void e2b_process_state::perform(process_actions a)
@@ -223,7 +224,7 @@ asio::awaitable<result<std::optional<process_exit>>> e2b_process_state::wait_exi
         if (w == wait_outcome::deadline_passed) co_return std::optional<process_exit>();
         co_return error(errc::cancelled, "wait was cancelled; the process keeps running", {"process.wait"});
     };
-    co_return co_await asio::co_spawn(core->strand, std::move(op), asio::use_awaitable);
+    co_return co_await protocol::on_strand(core->strand, std::move(op));
 }
 
 namespace {

@@ -1,6 +1,8 @@
 // fork/exec, pipes, pidfd exit watch and event fan-out for the local server.
 #include "emulator/process_runner.hpp"
 
+#include "protocol/on_strand.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -720,7 +722,7 @@ void process::finish()
 asio::awaitable<result<void>> process::write_stdin(std::string data)
 {
     // Runs on the process's strand; the caller stays on its own executor.
-    co_return co_await asio::co_spawn(strand_, write_stdin_on_strand(std::move(data)), asio::use_awaitable);
+    co_return co_await protocol::on_strand(strand_, write_stdin_on_strand(std::move(data)));
 }
 
 asio::awaitable<result<void>> process::write_stdin_on_strand(std::string data)

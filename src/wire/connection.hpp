@@ -5,15 +5,14 @@
 
 #include <prism_e2b/error.hpp>
 
+#include "protocol/on_strand.hpp"
 #include "wire/origin.hpp"
 #include "wire/tls_client.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 
@@ -56,13 +55,9 @@ boost::asio::awaitable<result<std::shared_ptr<connection>>> open_connection(boos
                                                                             boost::asio::ssl::context& ctx, origin o,
                                                                             std::chrono::milliseconds connect_timeout);
 
-/// Runs `a` on the connection's strand (so close() from another thread is safe)
-/// while keeping the caller's cancellation.
-template <class T>
-boost::asio::awaitable<T> on_strand(strand_type const& s, boost::asio::awaitable<T> a)
-{
-    co_return co_await boost::asio::co_spawn(s, std::move(a), boost::asio::use_awaitable);
-}
+/// Runs work on the connection's strand (so close() from another thread is
+/// safe) while keeping the caller's cancellation.
+using protocol::on_strand;
 
 }  // namespace prism_e2b::wire
 

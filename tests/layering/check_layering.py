@@ -28,7 +28,7 @@ sees = {
     "protocol": set(),
     "core": {"protocol"},
     "wire": {"protocol", "core"},
-    "adapter": {"core"},
+    "adapter": {"core", "protocol"},
     "emulator": {"protocol"},
     "cli": set(),
 }
