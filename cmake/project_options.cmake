@@ -30,3 +30,15 @@ endif()
 # so only PRISM_E2B_API (<prism_e2b/export.hpp>) is exported from a shared build.
 add_library(prism_e2b_library_options INTERFACE)
 target_compile_options(prism_e2b_library_options INTERFACE -fvisibility=hidden -fvisibility-inlines-hidden)
+
+# lld links this build's own programs (the sanitized test executables above all)
+# about six times faster than ld.bfd: the ASan CLI in 5.4 s, not 32.7 s
+# (2026-12-02). Never part of the installed interface; used when installed
+# (scripts/bootstrap.sh installs it).
+option(PRISM_E2B_USE_LLD "Link this build's own targets with lld when it is installed" ON)
+if(PRISM_E2B_USE_LLD)
+  find_program(PRISM_E2B_LLD NAMES ld.lld)
+  if(PRISM_E2B_LLD)
+    target_link_options(prism_e2b_project_options INTERFACE -fuse-ld=lld)
+  endif()
+endif()

@@ -8,6 +8,7 @@ packages=(g++ cmake ninja-build ccache pkg-config openssl ca-certificates python
           libcli11-dev  # the prism-e2b CLI's argument parsing (src/cli)
           clang-14 clang-format-14 clang-tidy-14 doxygen
           libclang-rt-14-dev  # the libFuzzer runtime: the fuzz targets (tests/fuzz)
+          lld  # links the build's own programs (cmake/project_options.cmake)
           # prism-e2b-local's namespaces engine and its isolation tests (ps, ipcmk, python3 in a sandbox)
           coreutils procps util-linux
           e2fsprogs  # mkfs.ext4: each sandbox's disk quota, a loop-mounted ext4 image (sandbox_disk.hpp)
