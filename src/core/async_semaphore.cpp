@@ -1,25 +1,46 @@
 #include "core/async_semaphore.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/concurrent_channel.hpp>
-#include <boost/asio/this_coro.hpp>
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/system_executor.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
-#include <tuple>
 
 namespace asio = boost::asio;
 
 namespace prism_e2b {
 
-// A waiter owns a one-slot channel: release() try_sends into it, which is
-// thread-safe and never lost even if the waiter has not started waiting yet.
+using acquired = void(result<semaphore_permit>);
+
+// A queued acquire(): its completion handler and where it runs. About 100
+// bytes, where a one-slot channel per waiter took over a kilobyte. Whoever
+// takes the waiter off the queue completes it, exactly once.
 struct async_semaphore::waiter {
-    explicit waiter(asio::any_io_executor const& ex) : channel(ex, 1) {}
-    asio::experimental::concurrent_channel<void(boost::system::error_code)> channel;
-    bool granted = false;  // guarded by the semaphore's mutex
-    bool closed = false;   // set under the mutex before the wake-up
+    // Boost 1.81's any_completion_handler is move-constructible but its move
+    // assignment recurses: it is built here, in place, and never assigned.
+    template <class Handler>
+    waiter(Handler&& h, asio::any_io_executor ex) : handler(std::forward<Handler>(h)), executor(std::move(ex))
+    {
+    }
+    asio::any_completion_handler<acquired> handler;
+    asio::any_io_executor executor;
+
+    // Call without the mutex held: the waiter resumes through its executor.
+    static void complete(std::shared_ptr<waiter> w, result<semaphore_permit> r)
+    {
+        auto ex = w->executor;
+        asio::post(ex, [w = std::move(w), r = std::move(r)]() mutable { std::move(w->handler)(std::move(r)); });
+    }
 };
+
+namespace {
+error closed_error() { return error(errc::cancelled, "the semaphore was closed"); }
+}  // namespace
 
 std::shared_ptr<async_semaphore> async_semaphore::create(std::size_t units)
 {
@@ -43,39 +64,62 @@ semaphore_permit async_semaphore::try_acquire()
 
 asio::awaitable<result<semaphore_permit>> async_semaphore::acquire()
 {
-    auto self = shared_from_this();
-    std::shared_ptr<waiter> w;
     {
         std::lock_guard lock(mutex_);
-        if (closed_) co_return error(errc::cancelled, "the semaphore was closed");
+        if (closed_) co_return closed_error();
         if (free_ > 0 && queue_.empty()) {
             --free_;
-            co_return semaphore_permit(self);
+            co_return semaphore_permit(shared_from_this());
         }
-        w = std::make_shared<waiter>(co_await asio::this_coro::executor);
-        queue_.push_back(w);
     }
-    boost::system::error_code ec;
-    try {
-        std::tie(ec) = co_await w->channel.async_receive(asio::as_tuple(asio::use_awaitable));
-    } catch (...) {
-        // Cancelled before the wait began (throw_if_cancelled): leave the queue
-        // or pass on a unit granted meanwhile, then let the caller see it.
-        if (leave(w)) release();
-        throw;
-    }
-    bool const granted = leave(w);
-    if (granted && !ec && !w->closed) co_return semaphore_permit(self);
-    if (granted) release();  // granted and cancelled at once: pass the unit on
-    if (w->closed) co_return error(errc::cancelled, "the semaphore was closed");
-    co_return error(errc::cancelled, "cancelled while waiting for a slot");
+    // Named, not a temporary of the co_await: g++ 12 destroys those twice.
+    auto queue_me = [this](auto handler) {
+        auto ex = asio::get_associated_executor(handler, asio::system_executor());
+        auto slot = asio::get_associated_cancellation_slot(handler);
+        auto w = std::make_shared<waiter>(std::move(handler), std::move(ex));
+        if (slot.is_connected()) {
+            // Any type: a waiter still queued has done nothing, so leaving is
+            // terminal, partial and total at once. Weak both: the waiter's own
+            // coroutine holds this handler.
+            slot.assign([sem = weak_from_this(), weak = std::weak_ptr<waiter>(w)](asio::cancellation_type) {
+                auto s = sem.lock();
+                auto w = weak.lock();
+                if (s && w) s->cancel(w);
+            });
+        }
+        enqueue(std::move(w));
+    };
+    // Asio throws here, before the waiter is queued, if the caller was
+    // cancelled already (throw_if_cancelled).
+    co_return co_await asio::async_initiate<asio::use_awaitable_t<> const, acquired>(queue_me, asio::use_awaitable);
 }
 
-bool async_semaphore::leave(std::shared_ptr<waiter> const& w) noexcept
+void async_semaphore::enqueue(std::shared_ptr<waiter> w)
 {
-    std::lock_guard lock(mutex_);
-    if (!w->granted) queue_.erase(std::remove(queue_.begin(), queue_.end(), w), queue_.end());
-    return w->granted;
+    result<semaphore_permit> now = closed_error();
+    {
+        std::lock_guard lock(mutex_);
+        if (!closed_ && !(free_ > 0 && queue_.empty())) {
+            queue_.push_back(std::move(w));
+            return;
+        }
+        if (!closed_) {
+            --free_;
+            now = semaphore_permit(shared_from_this());
+        }
+    }
+    waiter::complete(std::move(w), std::move(now));
+}
+
+void async_semaphore::cancel(std::shared_ptr<waiter> const& w) noexcept
+{
+    {
+        std::lock_guard lock(mutex_);
+        auto it = std::find(queue_.begin(), queue_.end(), w);
+        if (it == queue_.end()) return;  // granted or closed already: that completion stands
+        queue_.erase(it);
+    }
+    waiter::complete(w, error(errc::cancelled, "cancelled while waiting for a slot"));
 }
 
 void async_semaphore::close() noexcept
@@ -85,9 +129,8 @@ void async_semaphore::close() noexcept
         std::lock_guard lock(mutex_);
         closed_ = true;
         orphans.swap(queue_);
-        for (auto& w : orphans) w->closed = true;
     }
-    for (auto& w : orphans) w->channel.try_send(boost::system::error_code{});
+    for (auto& w : orphans) waiter::complete(std::move(w), closed_error());
 }
 
 void async_semaphore::release() noexcept
@@ -101,9 +144,8 @@ void async_semaphore::release() noexcept
         }
         next = std::move(queue_.front());
         queue_.pop_front();
-        next->granted = true;
     }
-    next->channel.try_send(boost::system::error_code{});
+    waiter::complete(std::move(next), semaphore_permit(shared_from_this()));
 }
 
 std::size_t async_semaphore::available() const

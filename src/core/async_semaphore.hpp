@@ -49,9 +49,13 @@ private:
 /// free; units are handed to waiters in FIFO order.
 ///
 /// Thread safety: all members may be called concurrently (a mutex guards the
-/// count and the queue; each waiter is woken through its own concurrent channel).
-/// Per-operation cancellation of acquire(): terminal; the result is then
-/// errc::cancelled and no unit is held.
+/// count and the queue). A queued waiter is its completion handler: whoever
+/// takes it off the queue (release, close, its cancellation) posts it to the
+/// waiter's executor, so it never resumes on the thread that let it go.
+/// Per-operation cancellation of acquire(): terminal, partial and total (the
+/// coroutine's filter decides which arrive); a waiter still queued
+/// then gets errc::cancelled and holds no unit. One granted a unit before the
+/// cancellation arrived keeps it: the result is the permit.
 class async_semaphore : public std::enable_shared_from_this<async_semaphore> {
 public:
     static std::shared_ptr<async_semaphore> create(std::size_t units);
@@ -77,8 +81,12 @@ private:
     explicit async_semaphore(std::size_t units) : units_(units), free_(units) {}
     friend class semaphore_permit;
     void release() noexcept;
-    /// Removes `w` from the queue unless it was granted; whether it was.
-    bool leave(std::shared_ptr<waiter> const& w) noexcept;
+    /// Queues a waiter, or completes it at once (through a post) when a unit
+    /// was freed or the semaphore closed since acquire() looked.
+    void enqueue(std::shared_ptr<waiter> w);
+    /// Takes `w` off the queue and fails it with errc::cancelled, unless
+    /// release() or close() took it first.
+    void cancel(std::shared_ptr<waiter> const& w) noexcept;
 
     std::size_t const units_;
     mutable std::mutex mutex_;

@@ -290,16 +290,14 @@ BOOST_AUTO_TEST_CASE(semaphore_is_fifo_and_cancellable)
             else
                 asio::co_spawn(ex, waiter(sem, &order, i), asio::detached);
         }
-        asio::steady_timer timer(ex, std::chrono::milliseconds(10));
-        co_await timer.async_wait(asio::use_awaitable);
-        BOOST_TEST(sem->waiting() == 3u);
+        auto three_queued = [&] { return sem->waiting() == 3u; };
+        BOOST_TEST_REQUIRE(co_await async_eventually(three_queued));
         cancel_second.emit(asio::cancellation_type::terminal);
-        timer.expires_after(std::chrono::milliseconds(10));
-        co_await timer.async_wait(asio::use_awaitable);
-        BOOST_TEST(sem->waiting() == 2u);
+        auto second_out = [&] { return sem->waiting() == 2u && order.size() == 1u; };
+        BOOST_TEST_REQUIRE(co_await async_eventually(second_out));
         first->reset();  // waiter 0 gets it, releases it at once, then waiter 2
-        timer.expires_after(std::chrono::milliseconds(10));
-        co_await timer.async_wait(asio::use_awaitable);
+        auto all_done = [&] { return order.size() == 3u && sem->available() == 1u; };
+        BOOST_TEST_REQUIRE(co_await async_eventually(all_done));
         BOOST_TEST_REQUIRE(order.size() == 3u);
         BOOST_TEST(order[0] == -1);
         BOOST_TEST(order[1] == 0);
