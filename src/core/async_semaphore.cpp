@@ -17,7 +17,7 @@ namespace prism_e2b {
 
 using acquired = void(result<semaphore_permit>);
 
-// A queued acquire(): its completion handler and where it runs. About 100
+// A queued acquire(): its completion handler and where it runs. About 120
 // bytes, where a one-slot channel per waiter took over a kilobyte. Whoever
 // takes the waiter off the queue completes it, exactly once.
 struct async_semaphore::waiter {
@@ -55,10 +55,7 @@ void semaphore_permit::reset() noexcept
 semaphore_permit async_semaphore::try_acquire()
 {
     std::lock_guard lock(mutex_);
-    if (free_ > 0 && queue_.empty()) {
-        --free_;
-        return semaphore_permit(shared_from_this());
-    }
+    if (take_free_locked()) return semaphore_permit(shared_from_this());
     return {};
 }
 
@@ -67,10 +64,7 @@ asio::awaitable<result<semaphore_permit>> async_semaphore::acquire()
     {
         std::lock_guard lock(mutex_);
         if (closed_) co_return closed_error();
-        if (free_ > 0 && queue_.empty()) {
-            --free_;
-            co_return semaphore_permit(shared_from_this());
-        }
+        if (take_free_locked()) co_return semaphore_permit(shared_from_this());
     }
     // Named, not a temporary of the co_await: g++ 12 destroys those twice.
     auto queue_me = [this](auto handler) {
@@ -99,12 +93,11 @@ void async_semaphore::enqueue(std::shared_ptr<waiter> w)
     result<semaphore_permit> now = closed_error();
     {
         std::lock_guard lock(mutex_);
-        if (!closed_ && !(free_ > 0 && queue_.empty())) {
-            queue_.push_back(std::move(w));
-            return;
-        }
         if (!closed_) {
-            --free_;
+            if (!take_free_locked()) {
+                queue_.push_back(std::move(w));
+                return;
+            }
             now = semaphore_permit(shared_from_this());
         }
     }

@@ -81,6 +81,13 @@ private:
     explicit async_semaphore(std::size_t units) : units_(units), free_(units) {}
     friend class semaphore_permit;
     void release() noexcept;
+    /// Takes a free unit if no one is queued before us; call with mutex_ held.
+    bool take_free_locked() noexcept
+    {
+        if (free_ == 0 || !queue_.empty()) return false;
+        --free_;
+        return true;
+    }
     /// Queues a waiter, or completes it at once (through a post) when a unit
     /// was freed or the semaphore closed since acquire() looked.
     void enqueue(std::shared_ptr<waiter> w);

@@ -55,9 +55,12 @@ template <class Strand, class Work>
 boost::asio::awaitable<on_strand_result<Work>> on_strand(Strand strand, Work work)
 {
     namespace asio = boost::asio;
-    auto forward = std::make_shared<asio::cancellation_signal>();  // emitted on the strand only
     asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
+    std::shared_ptr<asio::cancellation_signal> forward;  // emitted on the strand only
+    asio::cancellation_slot work_slot;                   // not connected: nothing can cancel the caller
     if (auto slot = state.slot(); slot.is_connected()) {
+        forward = std::make_shared<asio::cancellation_signal>();
+        work_slot = forward->slot();
         // Cleared by Asio when the co_spawn below completes; a forward already
         // queued keeps `forward` alive.
         slot.assign([forward, strand](asio::cancellation_type type) {
@@ -65,7 +68,7 @@ boost::asio::awaitable<on_strand_result<Work>> on_strand(Strand strand, Work wor
         });
     }
     co_return co_await asio::co_spawn(strand, std::move(work),
-                                      asio::bind_cancellation_slot(forward->slot(), asio::use_awaitable));
+                                      asio::bind_cancellation_slot(work_slot, asio::use_awaitable));
 }
 
 }  // namespace prism_e2b::protocol

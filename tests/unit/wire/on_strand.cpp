@@ -35,6 +35,18 @@ void step(asio::io_context& ctx)
     ctx.restart();
     ctx.poll();
 }
+
+// Drives both contexts in turn, each hop one queued step, until `flag` holds.
+bool step_both_until(asio::io_context& caller, asio::io_context& server, bool const& flag)
+{
+    return prism_e2b::test::eventually(
+        [&] {
+            step(caller);
+            step(server);
+            return flag;
+        },
+        std::chrono::seconds(30));
+}
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(test_on_strand)
@@ -60,14 +72,7 @@ BOOST_AUTO_TEST_CASE(work_runs_on_the_strand_and_the_caller_resumes_off_it_with_
         done = true;
     };
     asio::co_spawn(caller, parent(), asio::detached);
-    // Two contexts driven in turn: each hop is one queued step.
-    BOOST_REQUIRE(prism_e2b::test::eventually(
-        [&] {
-            step(caller);
-            step(server);
-            return done;
-        },
-        std::chrono::seconds(30)));
+    BOOST_REQUIRE(step_both_until(caller, server, done));
     BOOST_TEST(work_on_strand);
     BOOST_TEST(caller_off_strand);
     BOOST_TEST(value == 7);
@@ -98,13 +103,7 @@ BOOST_AUTO_TEST_CASE(a_cancellation_of_the_caller_reaches_the_work_on_the_strand
     BOOST_REQUIRE(started);
     BOOST_REQUIRE(!finished);
     cancel.emit(asio::cancellation_type::terminal);
-    BOOST_REQUIRE(prism_e2b::test::eventually(
-        [&] {
-            step(server);
-            step(caller);
-            return finished;
-        },
-        std::chrono::seconds(30)));
+    BOOST_REQUIRE(step_both_until(caller, server, finished));
     BOOST_TEST(aborted_on_strand);
 }
 
