@@ -87,6 +87,15 @@ result<json::object const*> as_object(json::value const& v)
     return &v.get_object();
 }
 
+/// A sandbox's id: required and never empty. Its envd access token is held
+/// under it, and an empty scope would hold the token for the whole process.
+result<std::string> sandbox_id(json::object const& o)
+{
+    auto id = str(o, "sandboxID", true);
+    if (id && id->empty()) return bad("sandboxID is empty");
+    return id;
+}
+
 /// A sandbox's envd access token is a secret for as long as the sandbox lives:
 /// it is held under the sandbox id (released when the client kills it).
 void register_token(std::optional<std::string> const& t, std::string const& sandbox_id)
@@ -97,7 +106,7 @@ void register_token(std::optional<std::string> const& t, std::string const& sand
 result<e2b::sandbox_info> to_info(json::object const& o, bool detail)
 {
     e2b::sandbox_info i;
-    auto id = str(o, "sandboxID", true);
+    auto id = sandbox_id(o);
     auto tpl = str(o, "templateID", false);
     auto alias = str(o, "alias", false);
     auto started = str(o, "startedAt", false);
@@ -291,7 +300,7 @@ result<e2b::sandbox_handle> parse_sandbox(std::string_view body)
     auto o = parse_object(body);
     if (!o) return o.error();
     e2b::sandbox_handle h;
-    auto id = str(*o, "sandboxID", true);
+    auto id = sandbox_id(*o);
     auto tpl = str(*o, "templateID", false);
     auto alias = str(*o, "alias", false);
     auto envd = str(*o, "envdVersion", false);

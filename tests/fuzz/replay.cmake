@@ -1,10 +1,12 @@
 # Replays a fuzz target over its committed corpus for a bounded number of runs.
 # New inputs go to WORK/new (never into the committed corpus), crash/leak/timeout
 # inputs to WORK/ (the failure message names the file).
-#   cmake -DFUZZER=<exe> -DCORPUS=<dir> -DWORK=<dir> -DRUNS=<n> -DSECONDS=<s> [-DDICT=<file>] -P replay.cmake
+# The seed is fixed (SEED): the same code meets the same mutations on every run,
+# so a CI replay never fails on a new find by chance (open-ended fuzzing: README.md).
+#   cmake -DFUZZER=<exe> -DCORPUS=<dir> -DWORK=<dir> -DRUNS=<n> -DSECONDS=<s> -DSEED=<n> [-DDICT=<file>] -P replay.cmake
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/new)
-set(_args -runs=${RUNS} -max_total_time=${SECONDS} -timeout=10 -rss_limit_mb=2560 -max_len=65536
+set(_args -seed=${SEED} -runs=${RUNS} -max_total_time=${SECONDS} -timeout=10 -rss_limit_mb=2560 -max_len=65536
   -print_final_stats=1 -artifact_prefix=${WORK}/)
 if(DICT)
   list(APPEND _args -dict=${DICT})

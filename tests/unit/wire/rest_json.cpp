@@ -73,4 +73,22 @@ BOOST_AUTO_TEST_CASE(out_of_range_numbers_are_protocol_errors)
     BOOST_TEST(ok->disk_size_mb == 2147483647);
 }
 
+BOOST_AUTO_TEST_CASE(an_empty_sandbox_id_is_refused_and_holds_no_token)
+{
+    // Found by fuzz_rest_json: an empty id held the token with no scope to
+    // release it, so it stayed a secret for the whole process.
+    auto& redactor = secret_redactor::global();
+    auto const before = redactor.size();
+    auto const d = rest::parse_sandbox_detail(R"({"sandboxID":"","envdAccessToken":"empty-id-token-1"})");
+    BOOST_TEST_REQUIRE(!d.has_value());
+    BOOST_TEST((d.error() == errc::protocol_error));
+    auto const s = rest::parse_sandbox(R"({"sandboxID":"","templateID":"t","envdAccessToken":"empty-id-token-2"})");
+    BOOST_TEST_REQUIRE(!s.has_value());
+    BOOST_TEST((s.error() == errc::protocol_error));
+    auto const l = rest::parse_sandbox_list(R"([{"sandboxID":""}])");
+    BOOST_TEST_REQUIRE(!l.has_value());
+    BOOST_TEST((l.error() == errc::protocol_error));
+    BOOST_TEST(redactor.size() == before);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
