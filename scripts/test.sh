@@ -1,6 +1,16 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it, in legs (each prints its wall time):
+# The whole test suite, as CI runs it, in legs (each prints its wall time), the
+# cheap ones first so that a mistake fails in minutes:
 #   format  clang-format --dry-run -Werror over every tracked C++ file
+#   clang   clang++ 14, -Werror, a shared libprism_e2b: the library, the unit
+#           tests, the packaging tests (exported symbols, consumers built with
+#           clang++ and g++) and the Doxygen API reference (`docs`, warnings
+#           are errors)
+#   tidy    clang-tidy (.clang-tidy) over src/, on the clang leg's build
+#   fuzz    clang + -fsanitize=address,undefined: every libFuzzer target
+#           (tests/fuzz) replays its committed corpus and a fixed-seed bounded
+#           mutation run; in the same build, the async-model test (its own
+#           executable) against the local server
 #   asan    every test (unit, integration with the local server in-process,
 #           conformance with the official JS SDK, examples, the demo, the bench
 #           smoke tests, packaging: install, find_package and pkg-config
@@ -8,19 +18,13 @@
 #           AddressSanitizer + UndefinedBehaviorSanitizer
 #   tsan    the concurrent parts (core, wire, adapter and integration tests)
 #           under ThreadSanitizer
-#   clang   clang++ 14, -Werror, a shared libprism_e2b: the library, the unit
-#           tests, the packaging tests (exported symbols, consumers built with
-#           clang++ and g++) and the Doxygen API reference (`docs`, warnings
-#           are errors); then the async-model test (its own executable) with
-#           clang + ASan against the local server
-#   tidy    clang-tidy (.clang-tidy) over src/, on the clang leg's build
-#   fuzz    every libFuzzer target (tests/fuzz) replays its committed corpus for a
-#           bounded number of runs, clang + -fsanitize=fuzzer,address,undefined
 # The asan leg includes the fault-injection soak (tests/soak, ctest label soak).
 #
-#   ./scripts/test.sh              every leg, in that order
-#   ./scripts/test.sh clang tidy   only those legs
+#   ./scripts/test.sh                   every leg, in that order
+#   ./scripts/test.sh clang tidy        only those legs
+#   ./scripts/test.sh --repeat 10 tsan  every ctest of the leg 10 times (stops at the first failure)
 #
+# When a leg fails, the last line names the leg and the failing step or ctests.
 # A new leg is a function leg_<name> below plus its name in all_legs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,81 +35,125 @@ root=$(pwd)
 # build that filled the cache).
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+# Every leg's objects fit (-g1: about 6 GB in all); ccache's default 5 GB did
+# not, so a "warm" run could still compile most of a leg.
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G}
 
-all_legs=(format asan tsan clang tidy fuzz)
+all_legs=(format clang tidy fuzz asan tsan)
 # Tests run side by side: most of their time is spent waiting on sandboxes and
 # servers, not on the CPU. PRISM_E2B_TEST_JOBS=1 runs them one at a time.
 jobs=${PRISM_E2B_TEST_JOBS:-3}
+repeat=1
+# Line tables only in the sanitizer builds: a sanitizer's report still names
+# file and line, and compiling, caching and linking take far less (the ASan
+# build directory was about 13 GB with -g).
+debug_flags=(-DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
+
+# What the leg is doing, for the last line when it fails.
+current_leg=
+current_step=
+failed_tests_dir=
+step() {  # step <name>: what the running leg does next
+  current_step=$1
+  failed_tests_dir=
+}
+run_ctest() {  # run_ctest <build dir> <ctest args...>
+  local dir=$1; shift
+  step "ctest in $dir"
+  failed_tests_dir=$dir
+  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --repeat "until-fail:$repeat" "$@"
+}
+report_failure() {
+  local rc=$?
+  [ "$rc" -ne 0 ] && [ -n "$current_leg" ] || return 0
+  local what="step '$current_step'"
+  local log=$failed_tests_dir/Testing/Temporary/LastTestsFailed.log
+  if [ -n "$failed_tests_dir" ] && [ -s "$log" ]; then
+    what="ctest $(cut -d: -f2 "$log" | tr '\n' ' ')"
+  fi
+  echo "== leg $current_leg FAILED (exit $rc) in $what"
+}
+trap report_failure EXIT
 
 configure() {  # configure <build dir> <cmake args...>
   local dir=$1; shift
+  step "configure $dir"
   cmake -S "$root" -B "$dir" -G Ninja -DPRISM_E2B_WERROR=ON "$@" >/dev/null
+}
+build() {  # build <build dir> [cmake --build args...]
+  step "build $*"
+  cmake --build "$@"
 }
 
 leg_format() {
+  step "clang-format check"
   ./scripts/check_format.sh
-}
-
-leg_asan() {
-  for dir in tests/conformance bench/js; do
-    if [ -f "$dir/package-lock.json" ]; then
-      npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
-    fi
-  done
-  configure build/asan -DCMAKE_BUILD_TYPE=Debug -DPRISM_E2B_SANITIZE=address,undefined \
-    -DPRISM_E2B_CONFORMANCE_TESTS=ON -DPRISM_E2B_BUILD_DOCS=OFF
-  cmake --build build/asan
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build/asan -j "$jobs" --output-on-failure
-}
-
-leg_tsan() {
-  configure build/tsan -DCMAKE_BUILD_TYPE=Debug -DPRISM_E2B_SANITIZE=thread \
-    -DPRISM_E2B_BUILD_EXAMPLES=OFF -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_DOCS=OFF
-  cmake --build build/tsan --target prism_e2b_core_tests prism_e2b_wire_tests prism_e2b_adapter_tests \
-    prism_e2b_integration_tests prism_e2b_async_model_tests
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    ctest --test-dir build/tsan -j "$jobs" -R '^prism_e2b_(core|wire|adapter|integration_[a-z]+|async_model)_tests$' \
-    --output-on-failure
 }
 
 leg_clang() {
   # No local server, CLI, examples or bench: the library and its unit tests
-  # are what a clang user compiles; g++ covers the rest.
+  # are what a clang user compiles; g++ covers the rest, and the fuzz leg
+  # runs the async-model test with clang against the local server.
   configure build/clang -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 -DBUILD_SHARED_LIBS=ON \
     -DPRISM_E2B_BUILD_LOCAL_SERVER=OFF -DPRISM_E2B_BUILD_CLI=OFF -DPRISM_E2B_BUILD_EXAMPLES=OFF \
-    -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_DOCS=ON
-  cmake --build build/clang
-  cmake --build build/clang --target docs
-  ctest --test-dir build/clang -j "$jobs" --output-on-failure
-  # The async model's test (every completion token, requests built inline in
-  # co_await, designated temporaries included) against the local server, with
-  # clang + AddressSanitizer: g++ 12 cannot run the designated forms (a g++ 12
-  # bug in the caller's frame). ASan only: clang 14's -fsanitize=function (part
-  # of "undefined") fails to assemble coroutines ("Cannot represent a
-  # difference across sections").
-  configure build/clang-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
-    -DPRISM_E2B_SANITIZE=address -DPRISM_E2B_BUILD_CLI=OFF -DPRISM_E2B_BUILD_EXAMPLES=OFF \
-    -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_DOCS=OFF
-  cmake --build build/clang-asan --target prism_e2b_async_model_tests
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --test-dir build/clang-asan -R '^prism_e2b_async_model_tests$' \
-    --output-on-failure
+    -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_DOCS=ON "${debug_flags[@]}"
+  build build/clang
+  build build/clang --target docs
+  run_ctest build/clang
 }
 
 leg_tidy() {
   [ -f build/clang/compile_commands.json ] || leg_clang
+  step "clang-tidy"
   ./scripts/check_tidy.sh build/clang
 }
 
 leg_fuzz() {
   CC=clang-14 CXX=clang++-14 configure build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DPRISM_E2B_SANITIZE=address,undefined -DPRISM_E2B_BUILD_FUZZERS=ON -DPRISM_E2B_BUILD_EXAMPLES=OFF \
-    -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_CLI=OFF -DPRISM_E2B_BUILD_DOCS=OFF
-  cmake --build build/fuzz --target prism_e2b_fuzzers
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --test-dir build/fuzz -j "$jobs" -L fuzz --output-on-failure
+    -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_CLI=OFF -DPRISM_E2B_BUILD_DOCS=OFF "${debug_flags[@]}"
+  build build/fuzz --target prism_e2b_fuzzers prism_e2b_async_model_tests
+  # The async model's test (every completion token, requests built inline in
+  # co_await, designated temporaries included) against the local server, with
+  # clang: g++ 12 cannot run the designated forms (a g++ 12 bug in the
+  # caller's frame). This build already has the library and the server with
+  # clang and ASan/UBSan (-fsanitize=function off: tests/fuzz/CMakeLists.txt).
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_ctest build/fuzz -R '^prism_e2b_async_model_tests$'
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_ctest build/fuzz -L fuzz
 }
 
-legs=("$@")
+leg_asan() {
+  step "npm ci"
+  for dir in tests/conformance bench/js; do
+    if [ -f "$dir/package-lock.json" ]; then
+      npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+    fi
+  done
+  configure build/asan -DCMAKE_BUILD_TYPE=Debug -DPRISM_E2B_SANITIZE=address,undefined \
+    -DPRISM_E2B_CONFORMANCE_TESTS=ON -DPRISM_E2B_BUILD_DOCS=OFF "${debug_flags[@]}"
+  build build/asan
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_ctest build/asan
+}
+
+leg_tsan() {
+  configure build/tsan -DCMAKE_BUILD_TYPE=Debug -DPRISM_E2B_SANITIZE=thread \
+    -DPRISM_E2B_BUILD_EXAMPLES=OFF -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_DOCS=OFF "${debug_flags[@]}"
+  build build/tsan --target prism_e2b_core_tests prism_e2b_wire_tests prism_e2b_adapter_tests \
+    prism_e2b_integration_tests prism_e2b_async_model_tests
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    run_ctest build/tsan -R '^prism_e2b_(core|wire|adapter|integration_[a-z]+|async_model)_tests$'
+}
+
+args=("$@")
+legs=()
+while ((${#args[@]})); do
+  case ${args[0]} in
+    --repeat) repeat=${args[1]:?--repeat wants a count}; args=("${args[@]:2}") ;;
+    *) legs+=("${args[0]}"); args=("${args[@]:1}") ;;
+  esac
+done
 ((${#legs[@]})) || legs=("${all_legs[@]}")
 for leg in "${legs[@]}"; do
   declare -F "leg_$leg" >/dev/null || { echo "test.sh: no leg '$leg' (legs: ${all_legs[*]})" >&2; exit 2; }
@@ -117,22 +165,29 @@ done
 prune() {  # prune <leg>
   [ "${PRISM_E2B_PRUNE_BUILDS:-0}" = 1 ] || return 0
   case $1 in
+    tidy) rm -rf build/clang ;;  # the clang leg leaves it for tidy
+    fuzz) rm -rf build/fuzz ;;
     asan) rm -rf build/asan ;;
     tsan) rm -rf build/tsan ;;
-    clang) rm -rf build/clang-asan ;;  # build/clang stays for tidy
-    tidy) rm -rf build/clang ;;
-    fuzz) rm -rf build/fuzz ;;
   esac
 }
 
 ./scripts/bootstrap.sh
+command -v ccache >/dev/null && ccache -z >/dev/null
 summary=()
 for leg in "${legs[@]}"; do
   echo "== leg $leg"
+  current_leg=$leg
   start=$SECONDS
   "leg_$leg"
   summary+=("$leg $((SECONDS - start))s")
   echo "== leg $leg passed in $((SECONDS - start)) s"
+  if command -v ccache >/dev/null; then
+    echo "== ccache after leg $leg: $(ccache --print-stats | awk -F'\t' '
+      $1=="direct_cache_hit"||$1=="preprocessed_cache_hit"{h+=$2} $1=="cache_miss"{m=$2} END{print h+0 " hits, " m+0 " misses"}')"
+    ccache -z >/dev/null
+  fi
+  current_leg=
   prune "$leg"
 done
 echo "== all legs passed: ${summary[*]}"
