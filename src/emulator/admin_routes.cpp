@@ -92,8 +92,10 @@ asio::awaitable<void> handle_admin(std::shared_ptr<server_state> st, http_reques
             co_return;
         }
         auto const after = std::chrono::milliseconds(std::max<std::int64_t>(0, int_field(o, "afterMs", 0)));
-        bool running;
-        {
+        bool running = false;
+        if (sb->agent) {  // namespaces, gvisor engines: the sandbox's agent runs and counts its processes
+            if (after.count() == 0) running = agent_running(*sb) > 0;
+        } else {
             std::lock_guard lk(sb->mutex);
             running = sb->running > 0;
         }

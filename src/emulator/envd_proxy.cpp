@@ -203,6 +203,19 @@ std::uint32_t agent_peak(sandbox& sb)
     return sb.peak;
 }
 
+std::uint32_t agent_running(sandbox& sb)
+{
+    {
+        std::lock_guard lk(sb.mutex);
+        if (sb.state != sandbox_state::running) return 0;
+    }
+    auto reply = agent_get(sb.agent->socket_path(), agent_stats_path, std::chrono::seconds(10));
+    boost::system::error_code ec;
+    auto v = reply ? boost::json::parse(reply->body, ec) : boost::json::value();
+    auto const* running = !ec && v.is_object() ? v.as_object().if_contains("running") : nullptr;
+    return running && running->is_number() ? running->to_number<std::uint32_t>() : 0;
+}
+
 std::optional<local_socket> agent_pool::take(bool& reused)
 {
     std::lock_guard lk(mutex_);

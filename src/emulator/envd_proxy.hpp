@@ -45,6 +45,9 @@ std::optional<agent_reply> agent_get(std::filesystem::path const& path, std::str
 /// The most execs that ran at once in sb (namespaces engine: its agent counts them). While
 /// sb is frozen its agent cannot answer: then the count read when it was paused.
 std::uint32_t agent_peak(sandbox& sb);
+/// How many processes run in sb now, as its agent counts them (0 while sb is paused:
+/// a frozen agent cannot answer, or when it does not answer).
+std::uint32_t agent_running(sandbox& sb);
 
 /// Idle keep-alive connections to one sandbox's agent. Thread safety: behind a mutex.
 class agent_pool {

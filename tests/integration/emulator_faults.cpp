@@ -5,7 +5,10 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include <thread>
+#include <chrono>
+#include <future>
+#include <string>
+#include <utility>
 
 using namespace prism_e2b::test;
 namespace json = boost::json;
@@ -52,16 +55,24 @@ BOOST_AUTO_TEST_CASE(latency_delays_only_its_route)
 {
     local_server_fixture f;
     auto sb = create_sandbox(f);
-    f.server().faults().add_latency("/v2/sandboxes", std::chrono::milliseconds(300));
+    // Far longer than any request takes, even under a sanitizer on a loaded machine: the
+    // checks below are orderings (the other route answers while this one still waits), not
+    // durations, and the latency only has to outlast one GET.
+    auto const latency = std::chrono::seconds(10);
+    f.server().faults().add_latency("/v2/sandboxes", latency);
+    auto slow = std::async(std::launch::async, [&] {
+        raw_http c(f.port(), std::chrono::seconds(120));
+        auto const t0 = std::chrono::steady_clock::now();
+        auto const status = c.request("GET", "/v2/sandboxes", {}, api_headers(f)).status;
+        return std::make_pair(status, std::chrono::steady_clock::now() - t0);
+    });
     raw_http c(f.port());
-    auto t0 = std::chrono::steady_clock::now();
-    BOOST_TEST(c.request("GET", "/v2/sandboxes", {}, api_headers(f)).status == 200);
-    auto slow = std::chrono::steady_clock::now() - t0;
-    t0 = std::chrono::steady_clock::now();
     BOOST_TEST(c.request("GET", "/sandboxes/" + sb.id, {}, api_headers(f)).status == 200);
-    auto fast = std::chrono::steady_clock::now() - t0;
-    BOOST_TEST((slow >= std::chrono::milliseconds(300)));
-    BOOST_TEST((fast < std::chrono::milliseconds(250)));
+    // The server does not serialize: the other route was answered while the slow one waits.
+    BOOST_TEST((slow.wait_for(std::chrono::seconds(0)) == std::future_status::timeout));
+    auto const [status, took] = slow.get();
+    BOOST_TEST(status == 200);
+    BOOST_TEST((took >= latency));  // a lower bound: the latency was applied
     BOOST_TEST(c.request("POST", "/admin/faults/reset", {}, admin_headers(f)).status == 204);
 }
 
@@ -86,14 +97,26 @@ BOOST_AUTO_TEST_CASE(kill_during_exec_removes_the_sandbox)
     local_server_fixture f;
     auto sb = create_sandbox(f);
     raw_http c(f.port());
-    BOOST_TEST(c.request("POST", "/admin/faults/kill-during-exec", R"({"sandboxID":")" + sb.id + R"(","afterMs":200})",
+    event_stream s(f.port(), "/process.Process/Start", start_json("sleep 30; echo never"), envd_headers(sb));
+    BOOST_REQUIRE_EQUAL(s.status(), 200);
+    // Armed only once the command runs (its start event arrived), with afterMs 0: the kill comes
+    // at once and can only cut the running command, never refuse its start, however slow the machine.
+    BOOST_REQUIRE(s.next_event());
+    BOOST_TEST(c.request("POST", "/admin/faults/kill-during-exec", R"({"sandboxID":")" + sb.id + R"(","afterMs":0})",
                          admin_headers(f))
                    .status == 204);
-    auto t0 = std::chrono::steady_clock::now();
-    auto r = run_command(f, sb, "sleep 30; echo never");
-    BOOST_TEST(!r.end);  // cut, as a dying VM would
-    BOOST_TEST((std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)));
+    // Killed at once, not when the kill was armed for the next process.
     BOOST_TEST(c.request("GET", "/sandboxes/" + sb.id, {}, api_headers(f)).status == 404);
+    bool ended = false;
+    std::string out;
+    while (auto ev = s.next_event()) {
+        auto& e = (*ev)["event"].as_object();
+        if (e.contains("end")) ended = true;
+        if (e.contains("data") && e["data"].as_object().contains("stdout"))
+            out += decode_b64_for_tests(e["data"].as_object()["stdout"].as_string());
+    }
+    BOOST_TEST(!ended);  // cut, as a dying VM would
+    BOOST_TEST(out.empty());
     BOOST_TEST(c.request("GET", "/health", {}, envd_headers(sb)).status == 502);
 }
 
@@ -102,12 +125,18 @@ BOOST_AUTO_TEST_CASE(peak_concurrent_execs_is_counted)
     local_server_fixture f;
     auto sb = create_sandbox(f);
     {
+        // Each runs until all three have started (then a file, uploaded without a process,
+        // lets them go): a fixed sleep would end the first before a slow machine starts the third.
         std::vector<std::unique_ptr<event_stream>> streams;
         for (int i = 0; i < 3; ++i) {
-            streams.push_back(std::make_unique<event_stream>(f.port(), "/process.Process/Start",
-                                                             start_json("sleep 0.5"), envd_headers(sb)));
+            streams.push_back(std::make_unique<event_stream>(
+                f.port(), "/process.Process/Start", start_json("while [ ! -e /workspace/go ]; do sleep 0.02; done"),
+                envd_headers(sb)));
             BOOST_REQUIRE(streams.back()->next_event());
         }
+        auto h = envd_headers(sb);
+        h.emplace_back("Content-Type", "application/octet-stream");
+        BOOST_TEST(raw_http(f.port()).request("POST", "/files?path=/workspace/go", "go", h).status == 200);
         for (auto& s : streams)
             while (s->next_event()) {
             }

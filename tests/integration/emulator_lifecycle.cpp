@@ -1,13 +1,17 @@
 // prism-e2b-local lifecycle: memory pause freezes and resume continues the
 // stream; filesystem pause kills and resume reboots; expiry; paused sandboxes
 // never expire; connect 200/201 and timeout extension.
+#include "emulator/server_state.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
+#include "temp_dir.hpp"
 
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <fstream>
 #include <iterator>
+#include <string>
 #include <thread>
 
 using namespace prism_e2b::test;
@@ -114,7 +118,7 @@ BOOST_AUTO_TEST_CASE(memory_pause_freezes_and_resume_continues_the_stream)
     BOOST_TEST(std::string(frozen_info["state"].as_string()) == "paused");
     auto const kind = std::string(frozen_info["pauseKind"].as_string());
     auto const frozen = [&] { return kernel_holds_frozen(pid, kind); };  // a SIGSTOP lands asynchronously
-    BOOST_TEST(eventually(frozen, std::chrono::seconds(5)), "pid " << pid << " is not frozen (" << kind << ")");
+    BOOST_TEST(eventually(frozen), "pid " << pid << " is not frozen (" << kind << ")");
 
     raw_http c2(f.port());
     auto r = c2.request("POST", "/sandboxes/" + sb.id + "/connect", R"({"timeout":60})", api_headers(f));
@@ -130,33 +134,54 @@ BOOST_AUTO_TEST_CASE(memory_pause_freezes_and_resume_continues_the_stream)
 
 BOOST_AUTO_TEST_CASE(memory_pause_really_stops_the_process)
 {
-    local_server_fixture f;
+    // The state dir is the test's: the tick file is read from the host while the sandbox is
+    // paused (envd is unreachable then), at state_dir/sandboxes/<id>/root/workspace/tick.
+    temp_dir state("prism-e2b-lifecycle-");
+    local_server_fixture f([&](prism_e2b::local::server_options& o) { o.state_dir = state.path.string(); });
     auto sb = create_sandbox(f);
     // The process writes a tick file; while paused the file must not change.
     event_stream s(f.port(), "/process.Process/Start",
                    start_json("i=0; while true; do i=$((i+1)); echo $i > /workspace/tick.new && mv /workspace/tick.new "
                               "/workspace/tick; sleep 0.02; done"),
                    envd_headers(sb));
-    BOOST_REQUIRE(s.next_event());
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    auto st = s.next_event();
+    BOOST_REQUIRE(st);
+    auto const api_pid = (*st)["event"].as_object()["start"].as_object()["pid"].to_number<std::int64_t>();
+    // The API reports the pid the sandbox sees; the kernel check needs the host's.
+    auto const pid = f.server().isolation() == "namespaces"
+                         ? static_cast<std::int64_t>(host_pid_of(sb.id, static_cast<std::uint32_t>(api_pid)))
+                         : api_pid;
+    BOOST_REQUIRE(pid != 0);
+    auto const tick_file = state.path / "sandboxes" / sb.id / "root" / "workspace" / "tick";
+    auto const tick = [&]() -> long long {
+        std::ifstream in(tick_file);
+        long long v = -1;
+        in >> v;
+        return in ? v : -1;  // -1: not written yet
+    };
+    BOOST_TEST(eventually([&] { return tick() >= 3; }));  // it runs and ticks
+
     BOOST_TEST(post(f, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    raw_http c(f.port());
-    // Paused: envd is unreachable, so read the file from the host side through a resume later.
     auto const t0 = f.server().peak_concurrent_execs(sb.id);
     BOOST_TEST(t0 == 1u);
-    BOOST_TEST(post(f, "/sandboxes/" + sb.id + "/connect", R"({"timeout":60})") == 201);
-    auto a = c.request("GET", "/files?path=/workspace/tick", {}, envd_headers(sb));
-    BOOST_TEST(post(f, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
+    auto const kind = std::string(info(f, sb)["pauseKind"].as_string());
+    // Compared only once the kernel holds it (a SIGSTOP lands asynchronously).
+    BOOST_TEST(eventually([&] { return kernel_holds_frozen(pid, kind); }), "pid " << pid << " is not frozen");
+    auto const ta = tick();
+    // An observation window (~15 ticks were it running), not a synchronisation: however long
+    // it lasts, a frozen process writes nothing.
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto const tb = tick();
+    BOOST_TEST(ta >= 3);
+    BOOST_TEST(tb == ta);
+
+    // Resumed, it ticks on from where it stopped, and the API reads the same file.
     BOOST_TEST(post(f, "/sandboxes/" + sb.id + "/connect", R"({"timeout":60})") == 201);
-    auto b = c.request("GET", "/files?path=/workspace/tick", {}, envd_headers(sb));
+    BOOST_TEST(eventually([&] { return tick() > tb; }));
+    raw_http c(f.port());
+    auto a = c.request("GET", "/files?path=/workspace/tick", {}, envd_headers(sb));
     BOOST_TEST(a.status == 200);
-    BOOST_TEST(b.status == 200);
-    // A few ticks (20 ms each) may happen around the calls, not the ~15 of the 300 ms pause.
-    auto const ta = std::stoll(a.body), tb = std::stoll(b.body);
-    BOOST_TEST(tb >= ta);
-    BOOST_TEST(tb - ta < 8);
+    BOOST_TEST(std::stoll(a.body) > tb);
 }
 
 BOOST_AUTO_TEST_CASE(sigstop_fallback_freezes_and_continues)
@@ -183,12 +208,10 @@ BOOST_AUTO_TEST_CASE(sigstop_fallback_freezes_and_continues)
         auto const close = text.rfind(')');
         return close == std::string::npos || close + 2 >= text.size() ? '?' : text[close + 2];
     };
-    char state = proc_state();
-    for (int i = 0; i < 50 && state != 'T'; ++i) {  // the stop lands asynchronously
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        state = proc_state();
-    }
-    BOOST_TEST(state == 'T');  // stopped
+    // Stopped (the stop lands asynchronously).
+    BOOST_TEST(eventually([&] { return proc_state() == 'T'; }), "state " << proc_state());
+    // An observation window while stopped, not a synchronisation: the counter must continue
+    // without a gap whatever its length.
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     BOOST_TEST(post(f, "/sandboxes/" + sb.id + "/connect", R"({"timeout":60})") == 201);
     long const before = last;
@@ -236,32 +259,63 @@ BOOST_AUTO_TEST_CASE(filesystem_pause_kills_and_resume_reboots)
 BOOST_AUTO_TEST_CASE(expiry_kills_and_paused_sandboxes_never_expire)
 {
     local_server_fixture f;
+    // `held` must still run when it is paused: created with a long life, paused, and only
+    // then given a 1 s deadline, which passes while it is paused.
+    auto held = create_sandbox(f);
+    BOOST_TEST(post(f, "/sandboxes/" + held.id + "/pause", R"({"memory":true})") == 204);
+    BOOST_TEST(post(f, "/sandboxes/" + held.id + "/timeout", R"({"timeout":1})") == 204);
+    // Deadlines set after held's: once the reaper has killed `doomed`, the same pass saw
+    // held's deadline passed too (each pass judges every sandbox at one moment).
     auto doomed = create_sandbox(f, R"({"templateID":"base","timeout":1})");
     auto pausing = create_sandbox(f, R"({"templateID":"base","timeout":1,"autoPause":true,"autoPauseMemory":false})");
-    auto held = create_sandbox(f, R"({"templateID":"base","timeout":1})");
-    BOOST_TEST(post(f, "/sandboxes/" + held.id + "/pause", R"({"memory":true})") == 204);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
 
     int status = 0;
-    info(f, doomed, &status);
-    BOOST_TEST(status == 404);
+    BOOST_TEST(eventually(
+        [&] {
+            info(f, doomed, &status);
+            return status == 404;
+        },
+        std::chrono::seconds(60)));
+    auto const auto_paused = [&] {
+        auto p = info(f, pausing, &status);
+        return status == 200 && std::string(p["state"].as_string()) == "paused";
+    };
+    BOOST_TEST(eventually(auto_paused, std::chrono::seconds(60)));
     auto p = info(f, pausing, &status);
     BOOST_TEST(status == 200);
-    BOOST_TEST(std::string(p["state"].as_string()) == "paused");
     BOOST_TEST(std::string(p["lifecycle"].as_object()["onTimeout"].as_string()) == "pause");
     auto h = info(f, held, &status);
     BOOST_TEST(status == 200);
     BOOST_TEST(std::string(h["state"].as_string()) == "paused");
+    auto const expired_end = prism_e2b::local::detail::parse_rfc3339(std::string(h["endAt"].as_string()));
+    BOOST_REQUIRE(expired_end);
 
-    // Resuming gives it a fresh life; connect extends it.
+    // Resuming gives it a fresh life; connect extends it (judged by the deadline the server
+    // keeps, endAt, not by waiting: the reaper acts on exactly that).
     raw_http c(f.port());
-    BOOST_TEST(c.request("POST", "/sandboxes/" + held.id + "/connect", R"({"timeout":2})", api_headers(f)).status ==
+    BOOST_TEST(c.request("POST", "/sandboxes/" + held.id + "/connect", R"({"timeout":60})", api_headers(f)).status ==
                201);
-    BOOST_TEST(c.request("POST", "/sandboxes/" + held.id + "/connect", R"({"timeout":30})", api_headers(f)).status ==
-               200);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-    info(f, held, &status);
+    h = info(f, held, &status);
     BOOST_TEST(status == 200);
+    BOOST_TEST(std::string(h["state"].as_string()) == "running");
+    auto const fresh_end = prism_e2b::local::detail::parse_rfc3339(std::string(h["endAt"].as_string()));
+    BOOST_REQUIRE(fresh_end);
+    BOOST_TEST((*fresh_end >= *expired_end + std::chrono::seconds(59)));
+    BOOST_TEST(c.request("POST", "/sandboxes/" + held.id + "/connect", R"({"timeout":600})", api_headers(f)).status ==
+               200);
+    h = info(f, held, &status);
+    BOOST_TEST(status == 200);
+    auto const extended_end = prism_e2b::local::detail::parse_rfc3339(std::string(h["endAt"].as_string()));
+    BOOST_REQUIRE(extended_end);
+    BOOST_TEST((*extended_end >= *fresh_end + std::chrono::seconds(530)));
+    // Only ever extended: a shorter connect leaves the deadline as it was.
+    BOOST_TEST(c.request("POST", "/sandboxes/" + held.id + "/connect", R"({"timeout":1})", api_headers(f)).status ==
+               200);
+    h = info(f, held, &status);
+    BOOST_TEST(status == 200);
+    auto const kept_end = prism_e2b::local::detail::parse_rfc3339(std::string(h["endAt"].as_string()));
+    BOOST_REQUIRE(kept_end);
+    BOOST_TEST((*kept_end == *extended_end));
 }
 
 BOOST_AUTO_TEST_CASE(timeout_route_and_legacy_resume)
@@ -269,10 +323,12 @@ BOOST_AUTO_TEST_CASE(timeout_route_and_legacy_resume)
     local_server_fixture f;
     auto sb = create_sandbox(f);
     raw_http c(f.port());
-    BOOST_TEST(c.request("POST", "/sandboxes/" + sb.id + "/timeout", R"({"timeout":1})", api_headers(f)).status == 204);
+    // Resume of a running sandbox first, while its life is long: after the 1 s timeout below
+    // it may already be gone.
     BOOST_TEST(c.request("POST", "/sandboxes/" + sb.id + "/resume", R"({"timeout":30})", api_headers(f)).status == 409);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1800));
-    BOOST_TEST(c.request("GET", "/sandboxes/" + sb.id, {}, api_headers(f)).status == 404);
+    BOOST_TEST(c.request("POST", "/sandboxes/" + sb.id + "/timeout", R"({"timeout":1})", api_headers(f)).status == 204);
+    BOOST_TEST(eventually([&] { return c.request("GET", "/sandboxes/" + sb.id, {}, api_headers(f)).status == 404; },
+                          std::chrono::seconds(60)));
     BOOST_TEST(c.request("DELETE", "/sandboxes/" + sb.id, {}, api_headers(f)).status == 404);
 
     auto sb2 = create_sandbox(f);

@@ -21,14 +21,16 @@ BOOST_AUTO_TEST_CASE(watch_reports_events_recursively)
     auto sb = create_sandbox(f);
     BOOST_REQUIRE(run_command(f, sb, "mkdir -p /workspace/sub").end);
     auto h = envd_headers(sb);
-    h.emplace_back("Connect-Timeout-Ms", "3000");
+    // The deadline must outlast the command below on a loaded machine (it bounds the wait
+    // for the events, then ends the stream): generous, as the stream's end waits for it.
+    h.emplace_back("Connect-Timeout-Ms", "10000");
     event_stream w(f.port(), "/filesystem.Filesystem/WatchDir", R"({"path":"/workspace","recursive":true})", h);
     auto first = w.next();
     BOOST_REQUIRE(first);
     BOOST_TEST(first->payload == R"({"start":{}})");
     BOOST_REQUIRE(run_command(f, sb, "echo x > /workspace/a && echo y > /workspace/sub/b && rm /workspace/a").end);
     std::set<std::string> seen;
-    for (;;) {  // the 3 s deadline bounds the wait
+    for (;;) {  // the 10 s deadline bounds the wait
         auto e = w.next();
         BOOST_REQUIRE(e);
         BOOST_REQUIRE(!e->end_stream());
@@ -105,7 +107,7 @@ BOOST_AUTO_TEST_CASE(watch_dir_with_include_entry_carries_the_entry)
             local_server_fixture f([&](prism_e2b::local::server_options& o) { o.engine = engine; });
             auto sb = create_sandbox(f);
             auto h = envd_headers(sb);
-            h.emplace_back("Connect-Timeout-Ms", "5000");
+            h.emplace_back("Connect-Timeout-Ms", "15000");  // only bounds the wait: the events end the loop
             event_stream w(f.port(), "/filesystem.Filesystem/WatchDir", R"({"path":"/workspace","includeEntry":true})",
                            h);
             BOOST_REQUIRE(w.next());
