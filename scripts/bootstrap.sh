@@ -11,6 +11,7 @@ packages=(g++ cmake ninja-build ccache pkg-config openssl ca-certificates python
           lld  # links the build's own programs (cmake/project_options.cmake)
           # prism-e2b-local's namespaces engine and its isolation tests (ps, ipcmk, python3 in a sandbox)
           coreutils procps util-linux
+          curl nghttp2-client  # HTTP/2 peers of the listener tests (HEAD, 204 without a body)
           e2fsprogs  # mkfs.ext4: each sandbox's disk quota, a loop-mounted ext4 image (sandbox_disk.hpp)
           slirp4netns  # user-mode NAT: internet for a sandbox without the host's loopback
           runsc)  # prism-e2b-local's gvisor engine (its tests and the second conformance run)

@@ -129,12 +129,15 @@ struct h2_server : std::enable_shared_from_this<h2_server> {
         for (auto const& [n, v] : headers)
             if (!connection_specific(n)) f.emplace_back(lower(n), v);
         f.emplace_back("server-timing", server_timing(st.req.received));
-        if (length) f.emplace_back("content-length", std::to_string(*length));
+        if (length && !status_has_no_body(status)) f.emplace_back("content-length", std::to_string(*length));
         std::vector<nghttp2_nv> nv;
         for (auto const& [n, v] : f)
             nv.push_back({reinterpret_cast<std::uint8_t*>(const_cast<char*>(n.data())),
                           reinterpret_cast<std::uint8_t*>(const_cast<char*>(v.data())), n.size(), v.size(),
                           NGHTTP2_NV_FLAG_NONE});
+        // No DATA after a HEAD's or a 204/304's headers (END_STREAM on them): a peer treats
+        // a body there as a protocol error. A HEAD keeps the GET's content-length.
+        if (st.req.head || status_has_no_body(status)) has_body = false;
         nghttp2_data_provider prd{};
         prd.source.ptr = &st;
         prd.read_callback = &read_out;
@@ -170,7 +173,7 @@ struct h2_server : std::enable_shared_from_this<h2_server> {
         std::string n(reinterpret_cast<char const*>(name), namelen);
         std::string v(reinterpret_cast<char const*>(value), valuelen);
         if (n == ":method")
-            st->req.method = std::move(v);
+            st->req.set_method(std::move(v));
         else if (n == ":path")
             st->req.target = std::move(v);
         else if (n == ":authority")
@@ -340,6 +343,7 @@ public:
     {
         auto cs = co_await asio::this_coro::cancellation_state;
         if (!streaming_ || gone()) co_return false;
+        if (st_->req.head) co_return true;  // its headers ended the stream: nothing is sent
         st_->out.append(data);
         resume();
         // Backpressure: a client that reads slowly (its window closed) stops the handler here.

@@ -78,7 +78,7 @@ template <class Stream>
 class beast_sink final : public response_sink {
 public:
     beast_sink(Stream& stream, http_request const& req, bool keep_alive, unsigned version)
-        : stream_(stream), received_(req.received), keep_alive_(keep_alive), version_(version)
+        : stream_(stream), received_(req.received), keep_alive_(keep_alive), version_(version), head_(req.head)
     {
     }
 
@@ -96,7 +96,10 @@ public:
         res.body() = std::move(r.body);
         res.prepare_payload();
         lowest().expires_after(std::chrono::seconds(60));
-        auto [ec, n] = co_await http::async_write(stream_, res, use_nothrow);
+        // A HEAD is answered with the GET's head (its Content-Length too) and no body.
+        http::response_serializer<http::string_body> sr{res};
+        auto [ec, n] = head_ ? co_await http::async_write_header(stream_, sr, use_nothrow)
+                             : co_await http::async_write(stream_, sr, use_nothrow);
         if (ec) {
             broken_ = true;
             co_return false;
@@ -129,7 +132,7 @@ public:
     asio::awaitable<bool> write_chunk(std::string data) override
     {
         if (!streaming_ || broken_) co_return false;
-        if (data.empty()) co_return true;
+        if (data.empty() || head_) co_return true;
         lowest().expires_after(std::chrono::seconds(60));
         auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk(asio::buffer(data)), use_nothrow);
         if (ec) {
@@ -143,6 +146,7 @@ public:
     {
         if (!streaming_ || broken_) co_return false;
         streaming_ = false;
+        if (head_) co_return true;
         lowest().expires_after(std::chrono::seconds(60));
         auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk_last(), use_nothrow);
         if (ec) {
@@ -191,6 +195,7 @@ private:
     std::chrono::steady_clock::time_point received_;
     bool keep_alive_;
     unsigned version_;
+    bool head_;  ///< a HEAD request: heads only, never a body
     bool responded_ = false;
     bool streaming_ = false;
     bool broken_ = false;

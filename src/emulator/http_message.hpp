@@ -25,6 +25,16 @@ struct http_request {
     header_list headers;  ///< names lower-cased
     std::string body;
     std::chrono::steady_clock::time_point received;  ///< when the request was complete
+    /// A HEAD request: routed as the GET it stands for (method says "GET"), answered with
+    /// that GET's status and headers and no body (RFC 9110 9.3.2).
+    bool head = false;
+
+    /// Sets method from the request line or :method; HEAD becomes GET with `head` set.
+    void set_method(std::string m)
+    {
+        head = m == "HEAD";
+        method = head ? std::string("GET") : std::move(m);
+    }
 
     /// First header with this lower-case name, or empty.
     std::string_view header(std::string_view lower_name) const noexcept
@@ -40,6 +50,12 @@ struct http_request {
         return false;
     }
 };
+
+/// Whether a response with this status never has a body (RFC 9110 6.4.1: 1xx, 204, 304).
+constexpr bool status_has_no_body(int status) noexcept
+{
+    return (status >= 100 && status < 200) || status == 204 || status == 304;
+}
 
 struct http_response {
     int status = 200;

@@ -13,7 +13,7 @@ std::string request_path(std::string_view target)
 http_request request_from_head(boost::beast::http::request_header<> const& head)
 {
     http_request req;
-    req.method = std::string(head.method_string());
+    req.set_method(std::string(head.method_string()));
     req.target = std::string(head.target());
     req.path = request_path(req.target);
     if (auto const q = req.target.find('?'); q != std::string::npos) req.query = req.target.substr(q + 1);

@@ -9,6 +9,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <cstdio>
+#include <sys/wait.h>
+
 using namespace prism_e2b::test;
 using namespace std::chrono_literals;
 
@@ -35,6 +38,31 @@ bool starts_with_status(std::string const& head, int status)
 }
 
 constexpr std::size_t MiB = 1u << 20;
+
+struct tool_run {
+    int exit_code = -1;
+    std::string output;  ///< stdout and stderr
+};
+
+/// Runs a host HTTP client (curl, nghttp) to completion; `args` are trusted test strings.
+tool_run run_tool(std::string const& command)
+{
+    tool_run r;
+    FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+    BOOST_TEST_REQUIRE(p != nullptr);
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
+    int const status = ::pclose(p);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+std::string header_args(header_pairs const& headers)
+{
+    std::string s;
+    for (auto const& [n, v] : headers) s += " -H '" + n + ": " + v + "'";
+    return s;
+}
 
 }  // namespace
 
@@ -175,6 +203,40 @@ BOOST_AUTO_TEST_CASE(idle_connections_and_stalled_bodies_are_closed)
     BOOST_TEST_REQUIRE(stalled.send(head_for("POST", "/files?path=/workspace/s", upload_headers(sb, 1000)) + "abc"));
     BOOST_TEST(stalled.closed_by_peer(30s));
     BOOST_TEST(eventually([&] { return f.server().listener_stats().buffered_bytes == 0; }));
+}
+
+BOOST_AUTO_TEST_CASE(head_and_bodiless_statuses_send_no_body_over_http1_and_h2)
+{
+    local_server_fixture f;
+    auto sb = create_sandbox(f);
+    // HTTP/1.1: a HEAD gets the GET's head, Content-Length included, and not one body byte:
+    // the next response on the connection starts right after it.
+    raw_tcp c(f.port());
+    BOOST_TEST_REQUIRE(c.send(head_for("HEAD", "/health", {})));
+    auto head = c.read_head(15s);
+    BOOST_TEST(starts_with_status(head, 200), head);
+    BOOST_TEST(head.find("Content-Length: 16\r\n") != std::string::npos, head);
+    BOOST_TEST_REQUIRE(c.send(head_for("GET", "/health", {})));
+    head = c.read_head(15s);
+    BOOST_TEST(starts_with_status(head, 200), head);
+
+    // HTTP/2 (h2c with prior knowledge, the same sessions as h2 over TLS), with two clients
+    // that treat DATA after a HEAD's or a 204's headers as a protocol error.
+    auto const url = "http://127.0.0.1:" + std::to_string(f.port()) + "/health";
+    auto r = run_tool("curl -sS --max-time 30 --http2-prior-knowledge -I " + url);
+    BOOST_TEST(r.exit_code == 0, r.output);
+    BOOST_TEST(r.output.starts_with("HTTP/2 200"), r.output);
+    BOOST_TEST(r.output.find("content-length: 16") != std::string::npos, r.output);
+    r = run_tool("curl -sS --max-time 30 --http2-prior-knowledge -o /dev/null -w '%{http_code}'" +
+                 header_args(envd_headers(sb)) + " " + url);  // envd's health: 204
+    BOOST_TEST(r.exit_code == 0, r.output);
+    BOOST_TEST(r.output == "204", r.output);
+    r = run_tool("nghttp -n --timeout=30 -H ':method: HEAD' " + url);
+    BOOST_TEST(r.exit_code == 0, r.output);
+    r = run_tool("nghttp -n --timeout=30" + header_args(envd_headers(sb)) + " " + url);
+    BOOST_TEST(r.exit_code == 0, r.output);
+    // The server still serves this connection's peers afterwards.
+    BOOST_TEST(raw_http(f.port()).request("GET", "/health").status == 200);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
