@@ -21,8 +21,10 @@
 // the sandbox id and X-Access-Token) are judged from the request head, and a refused
 // request is answered before a byte of its body is read; bodies count against a
 // server-wide byte budget (503 past it); connections are capped (503 past it);
-// accept backs off when descriptors run out (EMFILE/ENFILE) and resumes once they
-// free up; a slow head (header_timeout) or an idle connection (idle_timeout) is closed.
+// when descriptors run out (EMFILE/ENFILE) the connections that waited longest for a
+// request are closed first (HTTP/1.1 between requests, or new and silent) and accept
+// backs off until descriptors free up; a slow head (header_timeout), a new connection
+// that sends nothing (the shorter of the two timeouts) or an idle one (idle_timeout) is closed.
 //
 // What a sandbox is here (differences from E2B's VMs), per isolation engine
 // (server_options::engine; the info's extra fields "isolation" and "envd", "in-sandbox" or
@@ -193,7 +195,8 @@ struct server_options {
     /// else 1 MiB) plus about 128 KiB of head and read-ahead. Responses are not counted
     /// (a download of up to 8 MiB is read whole, larger ones are streamed).
     std::size_t max_buffered_bytes = 256u << 20;
-    /// From the first byte of a request to the end of its head (slowloris); then the connection is closed.
+    /// From the first byte of a request to the end of its head (slowloris); then the connection is
+    /// closed. A new connection's first byte must come within this too (or idle_timeout if shorter).
     std::chrono::milliseconds header_timeout = std::chrono::seconds(10);
     /// A keep-alive connection waiting for its next request, or a request body with no
     /// byte arriving, is closed after this long.
@@ -212,7 +215,8 @@ struct listener_stats {
     std::size_t buffered_bytes = 0;         ///< request-body bytes reserved now (max_buffered_bytes bounds it)
     std::size_t peak_buffered_bytes = 0;    ///< highest buffered_bytes since start
     std::uint64_t refused_connections = 0;  ///< answered 503 at max_connections
-    std::uint64_t accept_backoffs = 0;  ///< accept failures (EMFILE, ENFILE...) waited out instead of retried at once
+    std::uint64_t accept_backoffs = 0;   ///< accept failures (EMFILE, ENFILE...) waited out instead of retried at once
+    std::uint64_t shed_connections = 0;  ///< idle connections closed to free a descriptor for a new one
 };
 
 namespace detail {

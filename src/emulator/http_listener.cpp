@@ -25,11 +25,13 @@
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <map>
 #include <mutex>
 #include <openssl/ssl.h>
-#include <set>
+#include <optional>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <vector>
 
 namespace prism_e2b::local::detail {
 
@@ -268,10 +270,17 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
     asio::steady_timer backoff_;  ///< on the acceptor's strand
     byte_budget budget_;
     mutable std::mutex mutex_;
-    std::set<std::shared_ptr<beast::tcp_stream>> sessions_;
+    /// An open connection, and since when it waits for the first byte of a request
+    /// (nullopt: a request is under way, or it speaks HTTP/2 or is in its TLS handshake).
+    struct session_entry {
+        std::shared_ptr<beast::tcp_stream> stream;
+        std::optional<std::chrono::steady_clock::time_point> idle_since;
+    };
+    std::map<beast::tcp_stream const*, session_entry> sessions_;
     std::atomic<std::size_t> refusing_{0};  ///< connections being answered 503 at the cap
     std::atomic<std::uint64_t> refused_{0};
     std::atomic<std::uint64_t> backoffs_{0};
+    std::atomic<std::uint64_t> shed_{0};
     bool stopped_ = false;
     std::optional<asio::ssl::context> tls_;  ///< set by start() when limits_ name a certificate
 
@@ -297,6 +306,9 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
             if (ec) {
                 if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
                 if (!out_of_descriptors(ec)) continue;  // e.g. ECONNABORTED: that client is gone
+                // Idle connections must not lock out the ones that have something to ask:
+                // the longest idle go first, and the next accept comes soon.
+                if (shed_idle() > 0) backoff = first_backoff;
                 // The connection stays in the backlog and the acceptor stays readable: retrying
                 // at once would spin. Wait (doubling, at most 500 ms) for descriptors to free up.
                 ++backoffs_;
@@ -317,7 +329,7 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                     co_return;
                 }
                 at_cap = sessions_.size() >= limits_.max_connections;
-                if (!at_cap) sessions_.insert(stream);
+                if (!at_cap) sessions_.emplace(stream.get(), session_entry{stream, std::nullopt});
             }
             auto exec = stream->get_executor();
             if (!at_cap) {
@@ -334,6 +346,41 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
                 stream->socket().close(ignored);
             }
         }
+    }
+
+    /// Out of descriptors: closes the connections that have waited longest for a request
+    /// (at most shed_batch, so a backlog of idle ones is worked through quickly). Returns
+    /// how many. Their sessions end and free the descriptors on their own strands.
+    std::size_t shed_idle()
+    {
+        constexpr std::size_t shed_batch = 16;
+        std::vector<std::pair<std::chrono::steady_clock::time_point, std::shared_ptr<beast::tcp_stream>>> idle;
+        {
+            std::lock_guard lk(mutex_);
+            for (auto& [key, e] : sessions_)
+                if (e.idle_since) idle.emplace_back(*e.idle_since, e.stream);
+            auto const n = std::min(shed_batch, idle.size());
+            std::partial_sort(idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(n), idle.end(),
+                              [](auto const& a, auto const& b) { return a.first < b.first; });
+            idle.resize(n);
+            for (auto const& [since, s] : idle) sessions_.at(s.get()).idle_since.reset();  // shed once
+        }
+        for (auto const& [since, s] : idle)
+            asio::post(s->get_executor(), [s] {
+                beast::error_code ec;
+                s->socket().shutdown(tcp::socket::shutdown_both, ec);
+                s->socket().close(ec);
+            });
+        shed_ += idle.size();
+        return idle.size();
+    }
+
+    /// Marks the session of `stream` as waiting for a request's first byte (or no longer).
+    void set_idle(beast::tcp_stream const& stream, bool idle)
+    {
+        std::lock_guard lk(mutex_);
+        if (auto it = sessions_.find(&stream); it != sessions_.end())
+            it->second.idle_since = idle ? std::optional(std::chrono::steady_clock::now()) : std::nullopt;
     }
 
     /// Past max_connections: 503, then close (briefly draining what the client sent, so it reads the answer).
@@ -405,8 +452,14 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
         while (buffer.size() < h2_preface.size()) {
             std::string_view const got(static_cast<char const*>(buffer.data().data()), buffer.size());
             if (!h2_preface.starts_with(got)) co_return false;
-            stream.expires_after(buffer.size() == 0 ? limits_.idle_timeout : limits_.header_timeout);
+            // A new connection that sends nothing holds a descriptor: it gets the shorter of
+            // the two timeouts, and may be shed while it waits.
+            bool const fresh = buffer.size() == 0;
+            stream.expires_after(fresh ? std::min(limits_.idle_timeout, limits_.header_timeout)
+                                       : limits_.header_timeout);
+            if (fresh) set_idle(stream, true);
             auto [ec, n] = co_await stream.async_read_some(buffer.prepare(16 * 1024), use_nothrow);
+            if (fresh) set_idle(stream, false);
             if (ec) co_return false;  // the HTTP/1.1 loop below sees the empty or partial buffer and ends
             buffer.commit(n);
         }
@@ -435,7 +488,9 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
             // whole head must arrive within header_timeout.
             if (buffer.size() == 0) {
                 stream_lowest.expires_after(limits_.idle_timeout);
+                set_idle(stream_lowest, true);  // a keep-alive connection between requests: may be shed
                 auto [ec, n] = co_await stream.async_read_some(buffer.prepare(16 * 1024), use_nothrow);
+                set_idle(stream_lowest, false);
                 if (ec) break;
                 buffer.commit(n);
             }
@@ -578,7 +633,7 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
         stream->socket().shutdown(tcp::socket::shutdown_send, ec);
         stream->socket().close(ec);
         std::lock_guard lk(mutex_);
-        sessions_.erase(stream);
+        sessions_.erase(stream.get());
     }
 
     /// One connection: HTTP/2 when it opens with the preface (h2c), else HTTP/1.1.
@@ -686,12 +741,12 @@ result<void> http_listener::adopt(int listening_fd)
 void http_listener::stop()
 {
     auto i = impl_;
-    std::set<std::shared_ptr<beast::tcp_stream>> sessions;
+    std::vector<std::shared_ptr<beast::tcp_stream>> sessions;
     {
         std::lock_guard lk(i->mutex_);
         if (i->stopped_) return;
         i->stopped_ = true;
-        sessions = i->sessions_;
+        for (auto const& [key, e] : i->sessions_) sessions.push_back(e.stream);
     }
     asio::post(i->acceptor_.get_executor(), [i] {
         beast::error_code ec;
@@ -718,6 +773,7 @@ listener_stats http_listener::stats() const
     out.peak_buffered_bytes = impl_->budget_.peak();
     out.refused_connections = impl_->refused_.load();
     out.accept_backoffs = impl_->backoffs_.load();
+    out.shed_connections = impl_->shed_.load();
     return out;
 }
 

@@ -14,6 +14,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +32,7 @@ void usage(std::ostream& os)
     os << "usage: prism-e2b-local [--listen HOST:PORT] [--state-dir DIR] [--api-key-file FILE]\n"
           "                       [--admin-token TOKEN] [--engine E] [--no-isolation] [--disk-mb N]\n"
           "                       [--threads N] [--tls-cert FILE --tls-key FILE]\n"
+          "                       [--header-timeout S] [--idle-timeout S]\n"
           "  --listen        address to bind (default 127.0.0.1:0, an ephemeral port)\n"
           "  --state-dir     where sandboxes' files live (default: a temporary directory, removed on exit)\n"
           "  --api-key-file  file holding the X-API-KEY clients must send (one line). Default: $E2B_API_KEY,\n"
@@ -46,6 +48,10 @@ void usage(std::ostream& os)
           "                  0: none). Needs root, loop devices and mkfs.ext4; without them none is enforced\n"
           "  --tls-cert F    serve TLS with this PEM certificate chain (with --tls-key); ALPN h2 / http/1.1\n"
           "  --tls-key F     the certificate's PEM private key\n"
+          "  --header-timeout S  seconds from a request's first byte to the end of its head, and for a new\n"
+          "                  connection's first byte (default 10)\n"
+          "  --idle-timeout S    seconds a keep-alive connection may wait for its next request (default 60).\n"
+          "                  Out of descriptors, the connections idle longest are closed first\n"
           "  HTTP/2 is always served: h2 by ALPN under TLS, h2c with prior knowledge on plain TCP.\n";
 }
 
@@ -142,6 +148,15 @@ int main(int argc, char** argv)
                 return 2;
             }
             opts.sandbox_disk_mb = static_cast<std::uint32_t>(mb);
+        } else if (a == "--header-timeout" || a == "--idle-timeout") {
+            std::string const v = value();
+            char* end = nullptr;
+            unsigned long const s = std::strtoul(v.c_str(), &end, 10);
+            if (v.empty() || *end != '\0' || s < 1 || s > 86400) {
+                std::cerr << "prism-e2b-local: " << a << " wants seconds, 1 to 86400\n";
+                return 2;
+            }
+            (a == "--header-timeout" ? opts.header_timeout : opts.idle_timeout) = std::chrono::seconds(s);
         } else if (a == "--threads") {
             threads = static_cast<unsigned>(std::max(1, std::atoi(value().c_str())));
         } else if (a == "--help" || a == "-h") {

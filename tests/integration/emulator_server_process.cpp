@@ -185,9 +185,13 @@ BOOST_AUTO_TEST_CASE(accept_backs_off_at_the_descriptor_limit_and_recovers)
     server_process srv({}, env, limit);
     BOOST_TEST_REQUIRE(status_of(srv.port(), "/health") == 200);
     // More connections than the server has descriptors: it accepts until EMFILE,
-    // the rest wait in the backlog.
+    // the rest wait in the backlog. Each has begun a request (a head under way is
+    // never shed, unlike an idle connection), so the server stays saturated.
     std::vector<raw_tcp> clients;
-    for (int i = 0; i < 2 * static_cast<int>(limit); ++i) clients.emplace_back(srv.port());
+    for (int i = 0; i < 2 * static_cast<int>(limit); ++i) {
+        clients.emplace_back(srv.port());
+        clients.back().send("GET /health HTTP/1.1\r\n");
+    }
     BOOST_TEST_REQUIRE(eventually([&] { return srv.open_fds() >= limit; }));
     // Saturated: a spinning accept loop burns a core (the issue measured 1.2); backing off costs next to nothing.
     auto const wall0 = std::chrono::steady_clock::now();
@@ -211,6 +215,41 @@ BOOST_AUTO_TEST_CASE(accept_backs_off_at_the_descriptor_limit_and_recovers)
         30s));
     double const total = srv.stop();
     BOOST_TEST_MESSAGE("server CPU over its life (wait4): " << total << " s");
+}
+
+BOOST_AUTO_TEST_CASE(idle_connections_cannot_lock_out_the_others_at_the_descriptor_limit)
+{
+#if defined(PRISM_E2B_UBSAN_BUILD)
+    BOOST_TEST_MESSAGE("SKIPPED under UndefinedBehaviorSanitizer: its vptr check needs free descriptors");
+    return;
+#endif
+    // What an operator measured: at `ulimit -n 256`, 400 connections that send nothing took
+    // every descriptor and no other client got an answer while they were held.
+    constexpr rlim_t limit = 256;
+    auto env = base_env();
+    std::string const key = "e2b_" + random_token();
+    env.push_back("E2B_API_KEY=" + key);
+    // Timeouts of an hour: only shedding can free a descriptor within the test.
+    server_process srv({"--header-timeout", "3600", "--idle-timeout", "3600"}, env, limit);
+    std::vector<raw_tcp> idle;
+    for (int i = 0; i < 400; ++i) idle.emplace_back(srv.port());
+    BOOST_TEST_REQUIRE(eventually([&] { return srv.open_fds() >= limit - 8; }));
+    // Held, all of them: the server answers others by shedding the longest idle ones.
+    auto answered = [&](std::string const& target, header_pairs h) {
+        return eventually(
+            [&] {
+                try {
+                    return status_of(srv.port(), target, h) == 200;
+                } catch (std::exception const&) {
+                    return false;
+                }
+            },
+            60s);
+    };
+    BOOST_TEST(answered("/health", {}));
+    BOOST_TEST(answered("/v2/sandboxes", {{"X-API-KEY", key}}));
+    // The first one in has waited longest: it went first.
+    BOOST_TEST(idle.front().closed_by_peer(30s));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
