@@ -365,8 +365,8 @@ struct http_listener::impl : std::enable_shared_from_this<impl> {
             idle.resize(n);
             for (auto const& [since, s] : idle) sessions_.at(s.get()).idle_since.reset();  // shed once
         }
-        for (auto const& [since, s] : idle)
-            asio::post(s->get_executor(), [s] {
+        for (auto const& entry : idle)  // not a structured binding: clang 14 cannot capture one
+            asio::post(entry.second->get_executor(), [s = entry.second] {
                 beast::error_code ec;
                 s->socket().shutdown(tcp::socket::shutdown_both, ec);
                 s->socket().close(ec);
