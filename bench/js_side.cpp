@@ -36,6 +36,8 @@ std::string run_js_side(std::string const& script, bench_config const& cfg, serv
         {"BENCH_QUIET", cfg.quiet ? "1" : "0"},
         {"BENCH_SERVER_PID", std::to_string(srv.server_pid)},
     };
+    // The native side trusts PRISM_E2B_CA_FILE; node is told the same CA.
+    if (char const* ca = std::getenv("PRISM_E2B_CA_FILE"); ca && *ca) env["NODE_EXTRA_CA_CERTS"] = ca;
     std::string err;
     auto child = child_process::spawn(node, {(dir / (script + ".mjs")).string()}, env, true, &err);
     if (!child) return err;

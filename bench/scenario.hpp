@@ -7,6 +7,7 @@
 #include "report.hpp"
 
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 
 namespace prism_e2b::bench {
@@ -32,15 +33,20 @@ struct server_endpoint {
     int server_pid = 0;   ///< the prism-e2b-local subprocess
 };
 
-/// A native client's options for `srv` (its key, API and envd URLs).
+/// A native client's options for `srv` (its key, API and envd URLs), built like every
+/// prism-e2b command's: PRISM_E2B_CA_FILE is trusted too (a TLS server of a test CA).
 inline e2b::client_options client_options_for(server_endpoint const& srv)
 {
     e2b::client_options o;
     o.api_key = srv.api_key;
     o.api_url = srv.api_url;
     o.sandbox_url = srv.sandbox_url;
+    if (char const* ca = std::getenv("PRISM_E2B_CA_FILE"); ca && *ca) o.ca_file = ca;
     return o;
 }
+
+/// The timing proxy and the raw floor speak plain HTTP/1.1: over TLS they are left out.
+inline bool plain_http(server_endpoint const& srv) { return srv.api_url.rfind("http://", 0) == 0; }
 
 /// The C++ side of each scenario; each fills report.side("cpp", ...) (and, for
 /// unary_floor, "raw"). Errors are returned as text (empty: ok).

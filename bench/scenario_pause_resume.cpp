@@ -94,8 +94,11 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
     report.params["holder"] = "perl -e '$x = \"a\" x (MiB * 1048576); $| = 1; print \"ready\\n\"; sleep 100000'";
     auto& side = report.side("cpp", "prism-e2b (C++ adapter)");
 
+    // Between the clients and the control plane, to split each call's time; not over TLS.
     timing_proxy proxy;
-    if (auto err = proxy.start(port_of(srv.api_url)); !err.empty()) return err;
+    bool const timed = plain_http(srv);
+    if (timed)
+        if (auto err = proxy.start(port_of(srv.api_url)); !err.empty()) return err;
 
     std::string const holder =
         "$x = \"a\" x (" + std::to_string(cfg.memory_mib) + " * 1048576); $| = 1; print \"ready\\n\"; sleep 100000";
@@ -103,8 +106,8 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
     std::string err = run_io(cfg.threads, [&](asio::any_io_executor ex) -> asio::awaitable<std::string> {
         e2b_sandbox_options o;
         o.api_key = srv.api_key;
-        o.client_options.api_url = proxy.url();
-        o.client_options.sandbox_url = srv.sandbox_url;
+        o.client_options = client_options_for(srv);
+        if (timed) o.client_options.api_url = proxy.url();
         o.timeout = std::chrono::minutes(10);
         auto created = co_await async_create_e2b_sandbox(ex, std::move(o));
         if (!created) co_return "create: " + created.error().to_string();
@@ -185,20 +188,23 @@ std::string run_pause_resume(bench_config const& cfg, server_endpoint const& srv
                     static_cast<double>(side.find_op("pause_memory") ? side.find_op("pause_memory")->size() : 0));
     side.set_metric("cpu_seconds", cpu1.cpu_seconds() - cpu0.cpu_seconds());
     side.set_metric("peak_rss_kib", static_cast<double>(cpu1.peak_rss_kib));
-    if (!side.find_op("pause_memory.server"))
+    if (!timed)
+        side.notes.push_back("over TLS: no timing proxy, server/client split unavailable");
+    else if (!side.find_op("pause_memory.server"))
         side.notes.push_back("no Server-Timing seen: server/client split unavailable");
     if (!err.empty()) return err;
 
     if (cfg.js) {
         proxy.take();
         server_endpoint via_proxy = srv;
-        via_proxy.api_url = proxy.url();
+        if (timed) via_proxy.api_url = proxy.url();
         if (auto e = run_js_side("pause_resume", cfg, via_proxy, report); !e.empty()) return "js: " + e;
         if (auto* js = const_cast<side_report*>(report.find_side("js"))) split_js_pause_resume(proxy.take(), *js);
     }
-    report.notes.push_back(
-        "both clients reach the control plane through the same timing proxy; "
-        "'.server' = Server-Timing app;dur, '.client' = total - server (SDK + loopback hops)");
+    if (timed)
+        report.notes.push_back(
+            "both clients reach the control plane through the same timing proxy; "
+            "'.server' = Server-Timing app;dur, '.client' = total - server (SDK + loopback hops)");
     return {};
 }
 

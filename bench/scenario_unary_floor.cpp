@@ -18,6 +18,8 @@ namespace asio = boost::asio;
 
 std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv, scenario_report& report)
 {
+    if (!plain_http(srv))
+        return "unary_floor compares the client with a plain-HTTP/1.1 loop: run it against a server without TLS";
     std::size_t const calls = cfg.n * 40;
     std::size_t const block = std::min<std::size_t>(10, calls);
     report.params["calls_per_side"] = calls;

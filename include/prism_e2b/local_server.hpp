@@ -29,7 +29,8 @@
 // What a sandbox is here (differences from E2B's VMs), per isolation engine
 // (server_options::engine; the info's extra fields "isolation" and "envd", "in-sandbox" or
 // "in-server", say which one a sandbox has and where its envd runs):
-// - "namespaces" (the default as root when the kernel allows): each sandbox has an init
+// - "namespaces" (the default; start() fails, naming why and the weaker engines, when it
+//   cannot run: a weaker engine is used only when named): each sandbox has an init
 //   process, pid 1 of its own pid namespace (`ps` shows only the sandbox's processes), in
 //   its own user namespace mapping its ids 0..65535 to a host range of its own
 //   (100000 + 65536*k, reserved machine-wide with an flock), mount namespace, uts
@@ -49,7 +50,9 @@
 //   over a Unix socket in the sandbox's directory (outside its root) and starts every
 //   command, so the pids the API reports are the sandbox's own. The server checks the
 //   access token and proxies envd requests to it. Not isolated: with internet access the
-//   sandbox shares the host's network (loopback included).
+//   sandbox shares the host's network (loopback included). Any state dir works, a private one
+//   (0700 parents, umask 077) too: the init looks up its host paths with the server's ids
+//   before it takes the sandbox's, so the state dir is never opened to other host users.
 // - "gvisor" (only when named: `--engine gvisor`; needs root and runsc): each sandbox is a
 //   runsc (gVisor) container on the ptrace platform. gVisor's kernel answers every syscall
 //   (`uname -r` and `dmesg` are gVisor's); its own pids (`ps` shows only the sandbox, pid 1 is
@@ -75,7 +78,7 @@
 //   directories are bound over /workspace, /home/user and /tmp (and passwd/group that know
 //   "user"). Everything else (/, /etc, /usr, network, pids, host root) is the host's: a
 //   development server, not a security boundary.
-// - "none" (not root, or `--engine none`): commands run as the server's user on the host;
+// - "none" (only when named: `--engine none`, isolate = false): commands run as the server's user on the host;
 //   cwd, HOME and TMPDIR point at the sandbox's real directories.
 // server::capabilities() says what each engine attests (only what a test demonstrates).
 // - Crashes: state_dir/ledger keeps a record of every sandbox (atomic files, see
@@ -162,8 +165,8 @@ struct server_options {
     /// internet, network namespaces, cgroup limits; needs root), "gvisor" (a runsc container
     /// per sandbox, memory snapshots on disk; needs root and runsc; never chosen unless named), "mount-namespace" (the
     /// sandbox's directories bound over the host's in a mount namespace of each command),
-    /// "none", or empty: the strongest this machine allows. start() fails when an engine
-    /// named here is not available.
+    /// "none", or empty: "namespaces". start() fails when the engine (named or the default)
+    /// is not available; a weaker one is never chosen on its own.
     std::string engine;
     bool isolate = true;  ///< false: engine "none" whatever `engine` says
     // The limits of every sandbox with the namespaces and gvisor engines, written to its cgroups;

@@ -308,9 +308,16 @@ result<void> server::start()
         wanted != "none")
         return error(errc::invalid_argument,
                      "unknown engine \"" + wanted + "\" (namespaces, gvisor, mount-namespace, none)", {"start"});
-    bool const may_isolate = st.opts.isolate && wanted != "none";
-    // The sandboxes' unprivileged ids must be able to traverse to their directories.
-    for (auto const& d : {st.state_dir, st.state_dir / "sandboxes"}) ::chmod(d.c_str(), 0711);
+    // Chosen explicitly or not at all: never a weaker engine than the default behind the operator's back.
+    std::string const engine = !st.opts.isolate ? "none" : wanted.empty() ? "namespaces" : wanted;
+    // Engines that run sandbox code under host ids (not mapped ones) need to traverse to the
+    // sandboxes' directories; with namespaces they stay the server's alone.
+    bool const host_ids_reach_sandboxes = engine != "namespaces";
+    for (auto const& d : {st.state_dir, st.state_dir / "sandboxes"})
+        if (host_ids_reach_sandboxes)
+            ::chmod(d.c_str(), 0711);
+        else if (d != st.state_dir)
+            ::chmod(d.c_str(), 0700);
     // Cgroup roots of a server that died on this state dir, holding sandboxes restore_from_ledger()
     // adopts: this server removes them when it stops.
     for (auto const& rec : ledger_read_all(ledger_dir(st.state_dir))) {
@@ -332,45 +339,41 @@ result<void> server::start()
                           std::max<std::uint32_t>(16, st.opts.sandbox_memory_mb),
                           std::max<std::uint32_t>(8, st.opts.sandbox_max_pids)};
     };
-    if (wanted == "gvisor") {  // only when asked for: never the default
+    if (engine == "gvisor") {
         if (auto problem = gvisor_problem(st, owner); !problem.empty()) {
             for (auto const& d : st.ns_cgroups.all()) ::rmdir(d.c_str());
             return error(errc::invalid_argument, "the gvisor engine is not available: " + problem, {"start"});
         }
-        st.engine = "gvisor";
         set_limits();
-    }
-    std::string ns_problem = "it needs root";
-    if (wanted != "gvisor" && may_isolate && (wanted.empty() || wanted == "namespaces") && ::geteuid() == 0) {
-        st.envd_agent = find_envd_agent();
-        if (st.envd_agent.empty())
-            ns_problem = "prism-e2b-envd was not found (next to the executable, or set PRISM_E2B_ENVD)";
+    } else if (engine == "namespaces") {
+        std::string problem;
+        if (::geteuid() != 0)
+            problem = "it needs root";
+        else if (st.envd_agent = find_envd_agent(); st.envd_agent.empty())
+            problem = "prism-e2b-envd was not found (next to the executable, or set PRISM_E2B_ENVD)";
         else if (!st.ns_cgroups.create(owner))
-            ns_problem = "the cgroup-v1 memory, pids and cpu controllers are not all available";
+            problem = "the cgroup-v1 memory, pids and cpu controllers are not all available";
         else if (auto probed = probe_namespaces(st.state_dir / "probe-ns", st.envd_agent); !probed)
-            ns_problem = probed.error().message();
-        else
-            ns_problem.clear();
-    }
-    if (wanted == "gvisor") {
-        // chosen above
-    } else if (ns_problem.empty()) {
-        st.engine = "namespaces";
+            problem = probed.error().message();
+        if (!problem.empty()) {
+            for (auto const& d : st.ns_cgroups.all()) ::rmdir(d.c_str());
+            st.ns_cgroups = {};
+            return error(errc::unsupported,
+                         "the namespaces engine is not available: " + problem +
+                             (wanted.empty() ? "; to run sandboxes with weaker isolation, name the engine "
+                                               "(--engine mount-namespace or --engine none; server_options::engine)"
+                                             : ""),
+                         {"start"});
+        }
         st.slirp4netns = find_slirp4netns();
         set_limits();
-    } else {
-        for (auto const& d : st.ns_cgroups.all()) ::rmdir(d.c_str());
-        st.ns_cgroups = {};
-        if (wanted == "namespaces")
-            return error(errc::invalid_argument, "the namespaces engine is not available: " + ns_problem, {"start"});
-        if (may_isolate && wanted.empty() && ::geteuid() == 0)
-            st.log(log_level::warning, "prism-e2b-local: no namespaces engine (" + ns_problem + ")");
-        st.isolation_available = may_isolate && ::geteuid() == 0 && probe_mount_namespace(st.state_dir / "probe");
-        if (wanted == "mount-namespace" && !st.isolation_available)
+    } else if (engine == "mount-namespace") {
+        st.isolation_available = ::geteuid() == 0 && probe_mount_namespace(st.state_dir / "probe");
+        if (!st.isolation_available)
             return error(errc::invalid_argument, "the mount-namespace engine needs root and mount namespaces",
                          {"start"});
-        st.engine = st.isolation_available ? "mount-namespace" : "none";
     }
+    st.engine = engine;
     if (st.engine != "none") write_account_files(st);
     if (st.opts.sandbox_disk_mb) {
         st.disk_quota_problem = sandbox_disk_unavailable();

@@ -326,13 +326,17 @@ namespace {
 /// One step of assembling the root, prepared before clone so the child only makes syscalls.
 struct mount_op {
     enum kind { make_dir, make_file, bind_ro, bind_rw, bind_dev, link, tmpfs, devpts, proc, mask } what;
-    std::string src, dst;
+    std::string src, dst;  ///< dst: relative to the new root
+    /// A bind's source, cloned by the init while it still has the server's host ids (open_tree).
+    int tree = -1;
+    bool binds() const noexcept { return what == bind_ro || what == bind_rw || what == bind_dev || what == mask; }
 };
 
 enum init_stage : int {
     istage_sync = 1,
     istage_identity,
     istage_private,
+    istage_sources,
     istage_stage_tmpfs,
     istage_op,
     istage_pivot,
@@ -357,11 +361,31 @@ struct init_failure {
     ::_exit(127);  // not reached
 }
 
-int set_attr(char const* path, unsigned int flags, std::uint64_t attrs)
+int set_attr(int dirfd, char const* path, unsigned int flags, std::uint64_t attrs)
 {
     struct mount_attr a {};
     a.attr_set = attrs;
-    return static_cast<int>(::syscall(SYS_mount_setattr, AT_FDCWD, path, flags, &a, sizeof a));
+    return static_cast<int>(::syscall(SYS_mount_setattr, dirfd, path, flags, &a, sizeof a));
+}
+
+/// A fresh tmpfs ("mode=0755,size=1m") attached on `target_fd`; returns its root (an O_PATH
+/// descriptor) or -1. The new mount API: its root can be entered through the descriptor.
+int attach_stage_tmpfs(int target_fd)
+{
+    int const fs_fd = static_cast<int>(::syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC));
+    if (fs_fd < 0) return -1;
+    int mnt = -1;
+    if (::syscall(SYS_fsconfig, fs_fd, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
+        ::syscall(SYS_fsconfig, fs_fd, FSCONFIG_SET_STRING, "size", "1m", 0) == 0 &&
+        ::syscall(SYS_fsconfig, fs_fd, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0)
+        mnt = static_cast<int>(::syscall(SYS_fsmount, fs_fd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+    ::close(fs_fd);
+    if (mnt >= 0 &&
+        ::syscall(SYS_move_mount, mnt, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+        ::close(mnt);
+        return -1;
+    }
+    return mnt;
 }
 
 struct init_program {
@@ -376,7 +400,7 @@ struct init_fds {
 };
 
 // The child of clone(): only syscalls from here on (the parent may have many threads).
-[[noreturn]] void run_init(init_program const& p, init_fds fds)
+[[noreturn]] void run_init(init_program& p, init_fds fds)
 {
     // Out of the way of 0..3, which the agent gets as config, /dev/null twice and its socket
     // (above 3, not higher: the descriptor limit may be low).
@@ -395,13 +419,29 @@ struct init_fds {
         n = ::read(sync_r, &go, 1);
     } while (n < 0 && errno == EINTR);
     if (n != 1) init_fail(report_w, istage_sync);
+    // Not the server's (a service's UMask=0077 would make the new root's /home untraversable):
+    // what a fresh Linux system gives the sandbox, its agent and commands.
+    ::umask(022);
+    // Nothing of this mount namespace propagates to the host's (nor does what open_tree clones).
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) init_fail(report_w, istage_private);
+    // Every host path is looked up now, with the server's host ids: a state dir under 0700
+    // parents is out of reach of the sandbox's mapped ids, and they never need to reach it.
+    int const stage = ::open(p.stage.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (stage < 0) init_fail(report_w, istage_sources);
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+        auto& op = p.ops[i];
+        if (!op.binds()) continue;
+        op.tree = static_cast<int>(
+            ::syscall(SYS_open_tree, AT_FDCWD, op.src.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+        if (op.tree < 0) init_fail(report_w, istage_op, static_cast<int>(i));
+    }
     // Root of the new user namespace, mapped to the range's first host id.
     if (::syscall(SYS_setresgid, 0, 0, 0) != 0 || ::syscall(SYS_setresuid, 0, 0, 0) != 0 ||
         ::syscall(SYS_setgroups, 0, nullptr) != 0)
         init_fail(report_w, istage_identity);
-    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) init_fail(report_w, istage_private);
-    if (::mount("tmpfs", p.stage.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") != 0)
-        init_fail(report_w, istage_stage_tmpfs);
+    // The new root (owned by the sandbox's root), entered: every step below is relative to it.
+    int const root = attach_stage_tmpfs(stage);
+    if (root < 0 || ::fchdir(root) != 0) init_fail(report_w, istage_stage_tmpfs);
     constexpr std::uint64_t system_attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
     for (std::size_t i = 0; i < p.ops.size(); ++i) {
         auto const& op = p.ops[i];
@@ -420,10 +460,13 @@ struct init_fds {
             case mount_op::bind_rw:
             case mount_op::bind_dev:
             case mount_op::mask:
-                rc = ::mount(op.src.c_str(), dst, nullptr, MS_BIND | MS_REC, nullptr);
-                if (rc == 0 && (op.what == mount_op::bind_ro || op.what == mount_op::mask))
-                    rc = set_attr(dst, AT_RECURSIVE, system_attrs);
-                if (rc == 0 && op.what == mount_op::bind_rw) rc = set_attr(dst, AT_RECURSIVE, MOUNT_ATTR_NOSUID);
+                if (op.what == mount_op::bind_ro || op.what == mount_op::mask)
+                    rc = set_attr(op.tree, "", AT_EMPTY_PATH | AT_RECURSIVE, system_attrs);
+                else if (op.what == mount_op::bind_rw)
+                    rc = set_attr(op.tree, "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_NOSUID);
+                if (rc == 0)
+                    rc = static_cast<int>(
+                        ::syscall(SYS_move_mount, op.tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH));
                 break;
             case mount_op::link:
                 rc = ::symlink(op.src.c_str(), dst);
@@ -440,10 +483,9 @@ struct init_fds {
         }
         if (rc != 0) init_fail(report_w, istage_op, static_cast<int>(i));
     }
-    if (::chdir(p.stage.c_str()) != 0 || ::syscall(SYS_pivot_root, ".", ".") != 0 || ::umount2(".", MNT_DETACH) != 0 ||
-        ::chdir("/") != 0)
+    if (::syscall(SYS_pivot_root, ".", ".") != 0 || ::umount2(".", MNT_DETACH) != 0 || ::chdir("/") != 0)
         init_fail(report_w, istage_pivot);
-    if (set_attr("/", 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0)
+    if (set_attr(AT_FDCWD, "/", 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0)
         init_fail(report_w, istage_root_ro);
     if (::sethostname(p.hostname.data(), p.hostname.size()) != 0) init_fail(report_w, istage_hostname);
     if (p.new_network) {
@@ -483,9 +525,8 @@ init_program plan(ns_boot_spec const& spec)
     p.stage = spec.stage.string();
     p.hostname = spec.hostname;
     p.new_network = spec.new_network;
-    auto const at = [&](std::string const& rel) { return p.stage + "/" + rel; };
     auto add = [&](mount_op::kind k, std::string src, std::string const& rel) {
-        p.ops.push_back({k, std::move(src), at(rel)});
+        p.ops.push_back({k, std::move(src), rel});
     };
     for (char const* d : system_dirs) {
         std::string const host = std::string("/") + d;
@@ -548,6 +589,8 @@ std::string stage_name(int stage)
             return "setuid";
         case istage_private:
             return "mount --make-rprivate";
+        case istage_sources:
+            return "opening the stage";
         case istage_stage_tmpfs:
             return "mounting the root tmpfs";
         case istage_pivot:
@@ -567,7 +610,7 @@ std::string stage_name(int stage)
 
 result<ns_init> start_sandbox_init(ns_boot_spec const& spec)
 {
-    auto const program = plan(spec);
+    auto program = plan(spec);
     std::string const uid_map = "0 " + std::to_string(spec.uid_base) + " " + std::to_string(ns_range_size) + "\n";
     if (spec.agent_listen_fd < 0) return error(errc::server_error, "no socket for the sandbox's envd", {"create"});
     unique_fd agent_exe(::open(spec.agent_path.c_str(), O_PATH | O_CLOEXEC));
@@ -640,7 +683,7 @@ result<ns_init> start_sandbox_init(ns_boot_spec const& spec)
         init_failure f{};
         std::memcpy(&f, buf.data(), sizeof f);
         std::string what = f.stage == istage_op && f.op >= 0 && static_cast<std::size_t>(f.op) < program.ops.size()
-                               ? "mounting " + program.ops[static_cast<std::size_t>(f.op)].dst
+                               ? "mounting /" + program.ops[static_cast<std::size_t>(f.op)].dst
                                : stage_name(f.stage);
         return abort_with(what + ": " + std::strerror(f.err));
     }

@@ -608,8 +608,9 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
             remove_sandbox_files(sb->dir);
             return seeded.error();
         }
-    // Traversable (not listable) for the unprivileged default user when there is no mount namespace.
-    for (auto const& d : {state_dir, state_dir / "sandboxes", sb->dir, sb->root}) ::chmod(d.c_str(), 0711);
+    // Traversable (not listable) for the engines whose commands run under host ids; the
+    // namespaces engine's init reaches them with the server's ids (namespaces_engine.cpp).
+    for (auto const& d : {sb->dir, sb->root}) ::chmod(d.c_str(), ns ? 0700 : 0711);
     sb->root_fd = ::open(sb->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (sb->root_fd < 0) {
         remove_sandbox_files(sb->dir);

@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <ifaddrs.h>
@@ -286,10 +287,11 @@ BOOST_AUTO_TEST_CASE(a_fork_bomb_or_an_oom_stalls_only_its_own_sandbox)
     BOOST_TEST(health(nullptr) == 200);
 }
 
-BOOST_AUTO_TEST_CASE(sandboxes_cannot_see_read_or_signal_each_other)
+namespace {
+
+/// Two sandboxes of `f`'s cannot see, read or signal each other, even as root.
+void expect_sandboxes_apart(std::unique_ptr<local_server_fixture> const& f)
 {
-    if (!have_root()) return;
-    auto f = ns_server();
     auto a = create_sandbox(*f);
     auto b = create_sandbox(*f, R"({"templateID":"base","timeout":300,"envVars":{"B_SECRET":"s3cr3t-of-b"}})");
     auto victim = start_background(*f, b, "echo secret > /workspace/b-marker-7319; exec sleep 4242");
@@ -326,6 +328,95 @@ BOOST_AUTO_TEST_CASE(sandboxes_cannot_see_read_or_signal_each_other)
     BOOST_TEST(::kill(static_cast<pid_t>(victim.host_pid), 0) == 0);
     auto still = run_command(*f, b, "ps -eo args= | grep -c '^sleep 4242'");
     BOOST_TEST(still.stdout_text == "1\n");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(sandboxes_cannot_see_read_or_signal_each_other)
+{
+    if (!have_root()) return;
+    expect_sandboxes_apart(ns_server());
+}
+
+namespace {
+/// umask 077 for as long as it lives (the whole process's: the tests run one at a time).
+struct private_umask {
+    mode_t old = ::umask(077);
+    ~private_umask() { ::umask(old); }
+};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_private_state_dir_under_umask_077_still_gets_the_namespaces_engine)
+{
+    if (!have_root()) return;
+    // What `mktemp -d`, a service with UMask=0077 or /var/lib/private give: a 0700 parent.
+    fs::path const parent = fs::temp_directory_path() / ("prism-e2b-private-" + random_token(6));
+    fs::create_directory(parent);
+    ::chmod(parent.c_str(), 0700);
+    struct cleanup {
+        fs::path p;
+        ~cleanup()
+        {
+            std::error_code ec;
+            fs::remove_all(p, ec);
+        }
+    } rm{parent};
+    private_umask mask;
+    auto const state = parent / "state";
+    // No engine named: the default, which may not be a weaker one.
+    auto f = std::make_unique<local_server_fixture>(
+        [&](prism_e2b::local::server_options& o) { o.state_dir = state.string(); });
+    BOOST_TEST(f->server().isolation() == "namespaces");
+    auto a = create_sandbox(*f);
+    BOOST_TEST(std::string(sandbox_info(*f, a)["isolation"].as_string()) == "namespaces");
+    // Every account and directory works as in a shared state dir.
+    auto who = run_command(*f, a,
+                           "id -un; grep -c '^user:' /etc/passwd; echo w > /workspace/w && cat /workspace/w; "
+                           "echo t > /tmp/t && cat /tmp/t; echo h > ~/h && cat ~/h");
+    BOOST_TEST_INFO("as user: " << who.stdout_text << who.stderr_text);
+    BOOST_TEST(who.stdout_text == "user\n1\nw\nt\nh\n");
+    auto root = run_command(*f, a, "id -un; echo r > /root/r && cat /root/r", as_root());
+    BOOST_TEST(root.stdout_text == "root\nr\n");
+    expect_sandboxes_apart(f);
+    // Nothing of it was opened to other host users on the way.
+    for (auto const& d : {parent, state, state / "sandboxes"}) {
+        struct stat st {};
+        BOOST_REQUIRE(::stat(d.c_str(), &st) == 0);
+        BOOST_TEST_INFO(d);
+        BOOST_TEST((st.st_mode & 077) == 0u);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_namespaces_probe_stops_start_up_unless_a_weaker_engine_is_named)
+{
+    if (!have_root()) return;
+    // An envd that cannot answer in a sandbox: the probe fails for real.
+    struct fake_envd {
+        char const* old = std::getenv("PRISM_E2B_ENVD");
+        std::string saved = old ? old : "";
+        fake_envd() { ::setenv("PRISM_E2B_ENVD", "/bin/false", 1); }
+        ~fake_envd() { old ? ::setenv("PRISM_E2B_ENVD", saved.c_str(), 1) : ::unsetenv("PRISM_E2B_ENVD"); }
+    } envd;
+    for (std::string engine : {"", "namespaces"}) {
+        prism_e2b::local::server_options o;
+        o.api_key = "k";
+        o.engine = engine;
+        boost::asio::io_context ioc;
+        prism_e2b::local::server s(ioc.get_executor(), o);
+        auto r = s.start();
+        BOOST_TEST_INFO("engine \"" << engine << "\"");
+        BOOST_REQUIRE(!r);
+        BOOST_TEST((r.error() == prism_e2b::errc::unsupported));
+        auto const why = r.error().message();
+        BOOST_TEST(why.find("does not answer in a sandbox") != std::string::npos, why);
+        // The default names the flag that accepts less; asking for namespaces gets no such advice.
+        BOOST_TEST((why.find("--engine mount-namespace") != std::string::npos) == engine.empty(), why);
+    }
+    // Named, a weaker engine starts: the operator chose it.
+    local_server_fixture f([](prism_e2b::local::server_options& o) { o.engine = "mount-namespace"; });
+    BOOST_TEST(f.server().isolation() == "mount-namespace");
+    auto a = create_sandbox(f);
+    BOOST_TEST(std::string(sandbox_info(f, a)["isolation"].as_string()) == "mount-namespace");
 }
 
 BOOST_AUTO_TEST_CASE(root_in_a_sandbox_is_not_host_root)
