@@ -28,7 +28,8 @@
 //
 // What a sandbox is here (differences from E2B's VMs), per isolation engine
 // (server_options::engine; the info's extra fields "isolation" and "envd", "in-sandbox" or
-// "in-server", say which one a sandbox has and where its envd runs):
+// "in-server", say which one a sandbox has and where its envd runs, and "isolationEnforced"
+// what holds for it: rootless, distinctUsers, memoryLimit, cpuLimit, pidsLimit, diskQuota):
 // - "namespaces" (the default; start() fails, naming why and the weaker engines, when it
 //   cannot run: a weaker engine is used only when named): each sandbox has an init
 //   process, pid 1 of its own pid namespace (`ps` shows only the sandbox's processes), in
@@ -53,6 +54,14 @@
 //   sandbox shares the host's network (loopback included). Any state dir works, a private one
 //   (0700 parents, umask 077) too: the init looks up its host paths with the server's ids
 //   before it takes the sandbox's, so the state dir is never opened to other host users.
+//   Rootless (a server that is not root): the same namespaces, with one mapped id, the
+//   server's own, as the sandbox's uid/gid 1000: commands run as "user" whoever asks (no
+//   distinct root, no capabilities once the agent runs), no cgroups (memory, cpu not
+//   enforced; the pids limit is RLIMIT_NPROC, counted per user namespace), no disk quota,
+//   no uid range, no freezer (pause stops the processes with SIGSTOP), slirp4netns only
+//   when the server may open /dev/net/tun (else internet sandboxes share the host's network),
+//   and capabilities() attests no privilege isolation (the sandbox's processes are the
+//   server's host user). A server restarted after a crash boots its rootless sandboxes again.
 // - "gvisor" (only when named: `--engine gvisor`; needs root and runsc): each sandbox is a
 //   runsc (gVisor) container on the ptrace platform. gVisor's kernel answers every syscall
 //   (`uname -r` and `dmesg` are gVisor's); its own pids (`ps` shows only the sandbox, pid 1 is

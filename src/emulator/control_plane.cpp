@@ -163,6 +163,16 @@ json::object detail_json(server_state const& st, sandbox const& sb, bool detail)
         // Not part of E2B's schema: what this server uses to keep sandboxes apart.
         o["isolation"] = sb.isolation;
         o["envd"] = sb.agent ? "in-sandbox" : "in-server";  // namespaces: prism-e2b-envd inside the sandbox
+        // What the engine enforces for this sandbox (false: not enforced here, see local_server.hpp).
+        json::object enforced;
+        bool const contained = sb.isolation == "namespaces" || sb.isolation == "gvisor";
+        enforced["rootless"] = contained && st.rootless;
+        enforced["distinctUsers"] = contained ? !st.rootless : ::geteuid() == 0;  // root and "user" differ
+        enforced["memoryLimit"] = !sb.limit_cgroups.empty();
+        enforced["cpuLimit"] = !sb.limit_cgroups.empty();
+        enforced["pidsLimit"] = !sb.limit_cgroups.empty() || (contained && st.rootless);
+        enforced["diskQuota"] = sb.disk_mb != 0;
+        o["isolationEnforced"] = std::move(enforced);
         std::lock_guard lk(sb.mutex);
         if (sb.state == sandbox_state::paused)
             o["pauseKind"] =

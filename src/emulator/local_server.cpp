@@ -4,6 +4,7 @@
 #include <prism_e2b/local_server.hpp>
 #include <prism_e2b/redactor.hpp>
 
+#include "emulator/engine_capabilities.hpp"
 #include "emulator/envd_agent.hpp"
 #include "emulator/envd_proxy.hpp"
 #include "emulator/gvisor_engine.hpp"
@@ -346,12 +347,12 @@ result<void> server::start()
         }
         set_limits();
     } else if (engine == "namespaces") {
+        // Not root: rootless, one mapped id and no cgroups (namespaces_engine.hpp says what that gives up).
+        st.rootless = ::geteuid() != 0;
         std::string problem;
-        if (::geteuid() != 0)
-            problem = "it needs root";
-        else if (st.envd_agent = find_envd_agent(); st.envd_agent.empty())
+        if (st.envd_agent = find_envd_agent(); st.envd_agent.empty())
             problem = "prism-e2b-envd was not found (next to the executable, or set PRISM_E2B_ENVD)";
-        else if (!st.ns_cgroups.create(owner))
+        else if (!st.rootless && !st.ns_cgroups.create(owner))
             problem = "the cgroup-v1 memory, pids and cpu controllers are not all available";
         else if (auto probed = probe_namespaces(st.state_dir / "probe-ns", st.envd_agent); !probed)
             problem = probed.error().message();
@@ -478,22 +479,7 @@ std::string server::isolation() const { return impl_->st->engine; }
 
 sandbox_capabilities server::capabilities(bool allow_internet_access) const
 {
-    sandbox_capabilities c;
-    c.workspace_coherent = true;
-    if (impl_->st->engine == "namespaces") {
-        // Each claimed in tests/integration/emulator_namespaces.cpp.
-        c.filesystem_isolated = true;
-        c.process_isolated = true;
-        c.privilege_isolated = true;
-        c.network_isolated = !allow_internet_access;
-    } else if (impl_->st->engine == "gvisor") {
-        // Each claimed in tests/integration/emulator_gvisor.cpp; no network whatever is asked for.
-        c.filesystem_isolated = true;
-        c.process_isolated = true;
-        c.privilege_isolated = true;
-        c.network_isolated = true;
-    }
-    return c;
+    return engine_capabilities(impl_->st->engine, impl_->st->rootless, allow_internet_access);
 }
 
 local::listener_stats server::listener_stats() const

@@ -74,6 +74,8 @@ json::object sample(server_state const& st, sandbox& sb)
     std::vector<pid_t> pids;
     if (!sb.limit_cgroups.empty())
         pids = cgroup_pids(sb.limit_cgroups[0]);
+    else if (sb.init.pid > 0)  // rootless namespaces: its pid namespace
+        pids = sandbox_pids(sb.init, sb.limit_cgroups);
     else if (!sb.cgroup_dir.empty())
         pids = cgroup_pids(sb.cgroup_dir);
     else {

@@ -26,6 +26,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -392,6 +393,8 @@ struct init_program {
     std::vector<mount_op> ops;
     std::string stage, hostname;
     bool new_network = false;
+    bool rootless = false;
+    std::uint32_t max_pids = 0;
 };
 
 /// Descriptors of the parent the init hands on to the agent.
@@ -435,10 +438,15 @@ struct init_fds {
             ::syscall(SYS_open_tree, AT_FDCWD, op.src.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
         if (op.tree < 0) init_fail(report_w, istage_op, static_cast<int>(i));
     }
-    // Root of the new user namespace, mapped to the range's first host id.
-    if (::syscall(SYS_setresgid, 0, 0, 0) != 0 || ::syscall(SYS_setresuid, 0, 0, 0) != 0 ||
-        ::syscall(SYS_setgroups, 0, nullptr) != 0)
+    // Root of the new user namespace, mapped to the range's first host id. Rootless, the one
+    // mapped id is already ours (1000 inside); the capabilities last until the agent's exec.
+    if (!p.rootless && (::syscall(SYS_setresgid, 0, 0, 0) != 0 || ::syscall(SYS_setresuid, 0, 0, 0) != 0 ||
+                        ::syscall(SYS_setgroups, 0, nullptr) != 0))
         init_fail(report_w, istage_identity);
+    if (p.rootless && p.max_pids) {
+        rlimit const nproc{p.max_pids, p.max_pids};
+        if (::syscall(SYS_prlimit64, 0, RLIMIT_NPROC, &nproc, nullptr) != 0) init_fail(report_w, istage_identity);
+    }
     // The new root (owned by the sandbox's root), entered: every step below is relative to it.
     int const root = attach_stage_tmpfs(stage);
     if (root < 0 || ::fchdir(root) != 0) init_fail(report_w, istage_stage_tmpfs);
@@ -525,6 +533,8 @@ init_program plan(ns_boot_spec const& spec)
     p.stage = spec.stage.string();
     p.hostname = spec.hostname;
     p.new_network = spec.new_network;
+    p.rootless = spec.rootless;
+    p.max_pids = spec.max_pids;
     auto add = [&](mount_op::kind k, std::string src, std::string const& rel) {
         p.ops.push_back({k, std::move(src), rel});
     };
@@ -611,7 +621,11 @@ std::string stage_name(int stage)
 result<ns_init> start_sandbox_init(ns_boot_spec const& spec)
 {
     auto program = plan(spec);
-    std::string const uid_map = "0 " + std::to_string(spec.uid_base) + " " + std::to_string(ns_range_size) + "\n";
+    // Rootless: the server's own ids are all an unprivileged user may map (without setgroups).
+    std::string const uid_map = spec.rootless
+                                    ? "1000 " + std::to_string(::geteuid()) + " 1\n"
+                                    : "0 " + std::to_string(spec.uid_base) + " " + std::to_string(ns_range_size) + "\n";
+    std::string const gid_map = spec.rootless ? "1000 " + std::to_string(::getegid()) + " 1\n" : uid_map;
     if (spec.agent_listen_fd < 0) return error(errc::server_error, "no socket for the sandbox's envd", {"create"});
     unique_fd agent_exe(::open(spec.agent_path.c_str(), O_PATH | O_CLOEXEC));
     if (!agent_exe)
@@ -647,7 +661,8 @@ result<ns_init> start_sandbox_init(ns_boot_spec const& spec)
         return error(errc::server_error, "starting the sandbox failed at " + what, {"create"});
     };
     std::string const proc = "/proc/" + std::to_string(pid);
-    if (!write_small_file(proc + "/uid_map", uid_map) || !write_small_file(proc + "/gid_map", uid_map))
+    if ((spec.rootless && !write_small_file(proc + "/setgroups", "deny")) ||
+        !write_small_file(proc + "/uid_map", uid_map) || !write_small_file(proc + "/gid_map", gid_map))
         return abort_with("writing its uid/gid map");
     for (auto const& d : spec.cgroup_dirs)
         if (!write_small_file(d + "/cgroup.procs", std::to_string(pid))) return abort_with("joining cgroup " + d);
@@ -708,6 +723,23 @@ std::optional<ns_init> adopt_sandbox_init(pid_t pid, std::string const& memory_c
     return init;
 }
 
+std::vector<pid_t> sandbox_pids(ns_init const& init, std::vector<std::string> const& cgroup_dirs)
+{
+    if (cgroup_dirs.size() >= 2) return cgroup_pids(cgroup_dirs[1]);
+    std::vector<pid_t> out;
+    if (init.pid <= 0) return out;
+    std::error_code ec;
+    auto const ns = fs::read_symlink("/proc/" + std::to_string(init.pid) + "/ns/pid", ec);
+    if (ec) return out;
+    for (auto const& e : fs::directory_iterator("/proc", ec)) {
+        auto const name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::error_code lec;
+        if (fs::read_symlink(e.path() / "ns/pid", lec) == ns && !lec) out.push_back(std::stoi(name));
+    }
+    return out;
+}
+
 void stop_sandbox_init(ns_init& init)
 {
     if (init.pid <= 0) return;
@@ -736,21 +768,27 @@ std::string find_envd_agent()
 
 result<void> probe_namespaces(fs::path const& probe_dir, std::string const& agent_path)
 {
-    if (::geteuid() != 0) return error(errc::unsupported, "the namespaces engine needs root", {"start"});
+    bool const rootless = ::geteuid() != 0;
     std::error_code ec;
     fs::create_directories(probe_dir / "stage", ec);
     for (char const* d : {"home/user", "workspace", "tmp", "root"}) fs::create_directories(probe_dir / "root" / d, ec);
     if (ec || !write_boot_id(probe_dir / "boot_id"))
         return error(errc::server_error, "cannot prepare " + probe_dir.string(), {"start"});
-    auto range = uid_range::reserve();
-    if (!range) return range.error();
+    std::optional<uid_range> range;
+    if (!rootless) {
+        auto reserved = uid_range::reserve();
+        if (!reserved) return reserved.error();
+        range = std::move(*reserved);
+    }
     ns_boot_spec spec;
     spec.sandbox_root = probe_dir / "root";
     spec.stage = probe_dir / "stage";
     spec.boot_id_file = probe_dir / "boot_id";
     spec.hostname = "probe";
     spec.new_network = true;
-    spec.uid_base = range->base();
+    spec.uid_base = range ? range->base() : 0;
+    spec.rootless = rootless;
+    spec.max_pids = 64;
     spec.agent_path = agent_path;
     auto const socket = probe_dir / "envd.sock";
     auto listening = listen_agent_socket(socket);

@@ -103,6 +103,11 @@ struct ns_boot_spec {
     /// (sandbox_network.hpp); empty: no route out.
     std::string user_network;
     uid_t uid_base = 0;
+    /// A server that is not root: the sandbox maps one id, the server's own, as its uid/gid
+    /// 1000 (root and "user" alike, no capabilities once the agent runs); no uid range.
+    bool rootless = false;
+    /// Rootless: RLIMIT_NPROC of the sandbox (counted per user namespace), for want of a pids cgroup.
+    std::uint32_t max_pids = 0;
     std::vector<std::string> cgroup_dirs;  ///< the init joins each (cgroup.procs) before it starts
     std::string agent_path;                ///< prism-e2b-envd, the program the init runs (envd_agent.hpp)
     int agent_listen_fd = -1;              ///< the listening socket the agent serves on
@@ -127,12 +132,16 @@ result<ns_init> start_sandbox_init(ns_boot_spec const& spec);
 /// The init a server that died left running, if pid `pid` still is in `memory_cgroup`.
 std::optional<ns_init> adopt_sandbox_init(pid_t pid, std::string const& memory_cgroup);
 
+/// Every process of a sandbox: the members of its pids cgroup (`cgroup_dirs`, memory, pids and
+/// cpu order), or, rootless (no cgroups), every process in the pid namespace of its init.
+std::vector<pid_t> sandbox_pids(ns_init const& init, std::vector<std::string> const& cgroup_dirs);
+
 /// SIGKILLs the init (the kernel then kills every process of its pid namespace) and reaps it
 /// (an adopted one: waits, at most a few seconds, for its pidfd to report the exit).
 void stop_sandbox_init(ns_init& init);
 
-/// Can this machine run the engine? Tried for real with a throw-away sandbox whose
-/// agent must answer /health; the error says what failed.
+/// Can this machine run the engine (rootless when the server is not root)? Tried for real
+/// with a throw-away sandbox whose agent must answer /health; the error says what failed.
 result<void> probe_namespaces(std::filesystem::path const& probe_dir, std::string const& agent_path);
 
 /// A fresh random boot id ("xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx") written to `file` (0444).

@@ -19,6 +19,8 @@ namespace prism_e2b::local::detail {
 
 std::string find_slirp4netns()
 {
+    // slirp4netns opens the tun device with our ids (a rootless server's: often 0600 root).
+    if (::access("/dev/net/tun", R_OK | W_OK) != 0) return {};
     if (char const* e = std::getenv("PRISM_E2B_SLIRP4NETNS"); e && *e) return ::access(e, X_OK) == 0 ? e : "";
     char const* path = std::getenv("PATH");
     std::istringstream dirs(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");

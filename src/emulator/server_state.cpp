@@ -570,7 +570,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     sb->root = sb->dir / "root";
     bool const ns = engine == "namespaces";
     bool const gv = engine == "gvisor";
-    if (ns) {
+    if (ns && !rootless) {
         auto ids = uid_range::reserve();
         if (!ids) return ids.error();
         sb->ids = std::move(*ids);
@@ -627,13 +627,15 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     sb->env_vars = tpl.env_vars;
     for (auto& [k, v] : env_vars) sb->env_vars[k] = std::move(v);
     if (ns || gv) {
-        auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
-        if (!cgroups) {
-            if (!sb->cgroup_dir.empty()) ::rmdir(sb->cgroup_dir.c_str());
-            remove_sandbox_files(sb->dir);
-            return cgroups.error();
+        if (!rootless) {  // rootless: no cgroups of its own (the pids limit is an rlimit)
+            auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
+            if (!cgroups) {
+                if (!sb->cgroup_dir.empty()) ::rmdir(sb->cgroup_dir.c_str());
+                remove_sandbox_files(sb->dir);
+                return cgroups.error();
+            }
+            sb->limit_cgroups = std::move(*cgroups);
         }
-        sb->limit_cgroups = std::move(*cgroups);
         sb->boot_id_file = sb->dir / "boot_id";
         sb->agent = std::make_shared<agent_pool>(gv ? gvisor_agent_socket(sb->dir) : sb->dir / "envd.sock");
         if (ns) sb->stage = sb->dir / "stage";
@@ -725,6 +727,8 @@ result<void> server_state::boot_sandbox(sandbox& sb)
     spec.new_network = !sb.internet || !slirp4netns.empty();
     if (sb.internet) spec.user_network = slirp4netns;
     spec.uid_base = sb.ids.base();
+    spec.rootless = rootless;
+    spec.max_pids = sb.limits.max_pids;
     spec.cgroup_dirs = sb.limit_cgroups;
     if (!sb.cgroup_dir.empty()) spec.cgroup_dirs.push_back(sb.cgroup_dir);
     spec.agent_path = envd_agent;
@@ -860,7 +864,7 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
             if (frozen) {
                 sb->freeze_method = "cgroup-freezer";
             } else if (sb->isolation == "namespaces") {  // its init, agent and processes
-                for (pid_t p : cgroup_pids(sb->limit_cgroups[1])) ::kill(p, SIGSTOP);
+                for (pid_t p : sandbox_pids(sb->init, sb->limit_cgroups)) ::kill(p, SIGSTOP);
                 sb->freeze_method = "sigstop";
             } else {
                 for (auto& [pid, p] : sb->processes) p->signal(SIGSTOP);
@@ -912,7 +916,7 @@ result<void> server_state::resume_locked(sandbox& sbr, std::chrono::seconds time
         } else if (sb->freeze_method == "cgroup-freezer")
             thaw_cgroup(sb->cgroup_dir);
         else if (sb->isolation == "namespaces")
-            for (pid_t p : cgroup_pids(sb->limit_cgroups[1])) ::kill(p, SIGCONT);
+            for (pid_t p : sandbox_pids(sb->init, sb->limit_cgroups)) ::kill(p, SIGCONT);
         else
             for (auto& [pid, p] : sb->processes) p->signal(SIGCONT);
     } else {
@@ -984,7 +988,8 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
         spec.chdir_to = host_path_for_cwd(*sb, *cwd);
     }
     if (!sb->cgroup_dir.empty()) spec.cgroup_procs.push_back(sb->cgroup_dir + "/cgroup.procs");
-    if (joined || inside || ::geteuid() == 0) {  // otherwise every command runs as the server's own user
+    // Otherwise every command runs as the server's (or, rootless, the agent's) own user.
+    if (joined || ::geteuid() == 0) {
         spec.uid = user.uid;
         spec.gid = user.gid;
     }
@@ -1132,12 +1137,14 @@ void server_state::restore_from_ledger()
         sb->paused_with_memory = false;
         bool adopted = false;
         if (engine == "namespaces") {
-            auto ids = uid_range::reserve_exact(static_cast<uid_t>(num("uidBase")));
-            if (!ids) {
-                skip(ids.error().message());
-                continue;
+            if (!rootless) {
+                auto ids = uid_range::reserve_exact(static_cast<uid_t>(num("uidBase")));
+                if (!ids) {
+                    skip(ids.error().message());
+                    continue;
+                }
+                sb->ids = std::move(*ids);
             }
-            sb->ids = std::move(*ids);
             sb->stage = sb->dir / "stage";
             sb->boot_id_file = sb->dir / "boot_id";
             sb->agent = std::make_shared<agent_pool>(sb->dir / "envd.sock");
@@ -1194,12 +1201,14 @@ void server_state::restore_from_ledger()
             if (::mkdir(dir.c_str(), 0755) == 0) sb->cgroup_dir = dir;
         }
         if ((engine == "namespaces" || engine == "gvisor") && !adopted) {
-            auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
-            if (!cgroups) {
-                skip(cgroups.error().message());
-                continue;
+            if (!rootless) {
+                auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
+                if (!cgroups) {
+                    skip(cgroups.error().message());
+                    continue;
+                }
+                sb->limit_cgroups = std::move(*cgroups);
             }
-            sb->limit_cgroups = std::move(*cgroups);
             if (was_running) {
                 std::lock_guard lk(sb->mutex);
                 if (auto booted = boot_sandbox(*sb); !booted) {

@@ -129,6 +129,8 @@ struct server_state : std::enable_shared_from_this<server_state> {
     bool isolation_available = false;
     /// The engine new sandboxes get: "namespaces", "mount-namespace" or "none".
     std::string engine = "none";
+    /// namespaces engine run by a server that is not root: one mapped id, no cgroups (namespaces_engine.hpp).
+    bool rootless = false;
     ns_cgroup_roots ns_cgroups;  ///< namespaces engine: per-server memory, pids and cpu cgroups
     ns_limits ns_defaults;       ///< the limits every sandbox gets (the template's)
     std::string envd_agent;      ///< namespaces, gvisor engines: the prism-e2b-envd program each sandbox's init runs

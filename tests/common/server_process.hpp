@@ -9,19 +9,29 @@
 
 #include <csignal>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
 namespace prism_e2b::test {
 
+/// Host ids a server_process runs as (a root test starting a server that is not root).
+struct run_as {
+    uid_t uid = 0;
+    gid_t gid = 0;
+};
+
 /// prism-e2b-local as a child process; its port comes from its first stdout line.
 class server_process {
 public:
-    /// `extra` are more arguments (e.g. {"--engine", "gvisor"}).
-    server_process(std::string const& state_dir, std::string const& api_key, std::vector<std::string> extra = {})
+    /// `extra` are more arguments (e.g. {"--engine", "gvisor"}); `as`: the ids it runs as
+    /// (no supplementary groups); empty: the test's own.
+    server_process(std::string const& state_dir, std::string const& api_key, std::vector<std::string> extra = {},
+                   std::optional<run_as> as = std::nullopt)
     {
         int out[2];
         if (::pipe(out) != 0) throw std::runtime_error("pipe");
@@ -36,6 +46,11 @@ public:
             ::dup2(out[1], 1);
             ::close(out[0]);
             ::close(out[1]);
+            // Raw syscalls: the child of a threaded test process only makes syscalls.
+            if (as && (::syscall(SYS_setgroups, 0, nullptr) != 0 ||
+                       ::syscall(SYS_setresgid, as->gid, as->gid, as->gid) != 0 ||
+                       ::syscall(SYS_setresuid, as->uid, as->uid, as->uid) != 0))
+                ::_exit(126);
             ::execve(argv[0], const_cast<char* const*>(argv.data()), const_cast<char* const*>(envp));
             ::_exit(127);
         }

@@ -1,5 +1,6 @@
 // prism-e2b-local's sans-io pieces: path normalisation, multipart parsing,
 // Go-style exit statuses and file modes, Basic-auth user selection, RFC 3339 input.
+#include "emulator/engine_capabilities.hpp"
 #include "emulator/multipart.hpp"
 #include "emulator/process_runner.hpp"
 #include "emulator/sandbox_fs.hpp"
@@ -18,6 +19,20 @@
 using namespace prism_e2b::local::detail;
 
 BOOST_AUTO_TEST_SUITE(test_emulator_sansio)
+
+BOOST_AUTO_TEST_CASE(a_rootless_namespaces_engine_attests_no_privilege_isolation)
+{
+    using prism_e2b::local::detail::engine_capabilities;
+    auto const root = engine_capabilities("namespaces", false, false);
+    auto const rootless = engine_capabilities("namespaces", true, false);
+    BOOST_TEST((root.filesystem_isolated && root.process_isolated && root.privilege_isolated && root.network_isolated));
+    // The same namespaces, but the sandbox's processes are the server's own host user.
+    BOOST_TEST((rootless.filesystem_isolated && rootless.process_isolated && rootless.network_isolated));
+    BOOST_TEST(!rootless.privilege_isolated);
+    BOOST_TEST(!engine_capabilities("namespaces", true, true).network_isolated);
+    auto const none = engine_capabilities("none", false, false);
+    BOOST_TEST((!none.filesystem_isolated && !none.process_isolated && !none.privilege_isolated));
+}
 
 BOOST_AUTO_TEST_CASE(paths_normalise_and_never_climb_above_root)
 {
