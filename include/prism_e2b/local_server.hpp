@@ -134,9 +134,15 @@
 //   (namespaces; else its processes' resident sets), its processes' CPU time since the previous
 //   sample, and its directory tree on disk. List answers X-Total-Running.
 // - Signed /files URLs (signature, signature_expiration) are verified as the SDK signs them.
+// - Control plane v1 and v2 (the SDK since 2.51 creates with POST /v2/sandboxes and connects
+//   with POST /v2/sandboxes/{id}/connect, body optional): E2B's defaults are the server's,
+//   timeout 15 s on v1 create and 300 s on v2 create and v2 connect (v1 connect requires one),
+//   pause memory true. What create asks for and this server cannot honour is refused with a
+//   400, never ignored: network egress rules (allowOut, denyOut, egressProxy, rules,
+//   httpsPorts; allow_internet_access is the only switch), iam tokens, mcp, volumeMounts.
 // - Not implemented: network settings after create (PUT /sandboxes/{id}/network answers 501
 //   "unimplemented"), other ports than envd's through `<port>-<id>.<domain>` (getHost),
-//   forks, process.StreamInput, watching network mounts (envd 0.6.4; envdVersion is 0.6.3, so
+//   forks, volumes, process.StreamInput, watching network mounts (envd 0.6.4; envdVersion is 0.6.3, so
 //   the SDK refuses allowNetworkMounts itself).
 // - PTYs (Start with `pty`, input and Update/resize), WatchDir (inotify, recursive on request,
 //   the entry's info with includeEntry) and the polling watchers (CreateWatcher,

@@ -188,7 +188,40 @@ http_response not_found(std::string const& id)
     return rest_error(404, "sandbox \"" + id + "\" doesn't exist or you don't have access to it");
 }
 
-asio::awaitable<void> create(std::shared_ptr<server_state> st, http_request const& req, response_sink& sink)
+/// What NewSandbox(V2) asks for that this server cannot honour: refused with a 400, never
+/// ignored (egress rules and workload identity change what the sandbox may reach).
+std::optional<std::string> unsupported_create_fields(json::object const& o)
+{
+    auto const present = [&](char const* k) -> json::value const* {
+        auto it = o.find(k);
+        return it == o.end() || it->value().is_null() ? nullptr : &it->value();
+    };
+    auto const empty = [](json::value const& v) {
+        return v.is_null() || (v.is_array() && v.as_array().empty()) || (v.is_object() && v.as_object().empty());
+    };
+    if (auto const* n = present("network")) {
+        if (!n->is_object()) return std::string("network must be an object");
+        for (auto const& [k, v] : n->as_object()) {
+            // No public sandbox URLs here (every envd call needs its access token): nothing to hide or mask.
+            if (k == "allowPublicTraffic" || k == "maskRequestHost" || empty(v)) continue;
+            return "network." + std::string(k) +
+                   " is not supported by prism-e2b-local: it cannot enforce egress rules (use "
+                   "allow_internet_access)";
+        }
+    }
+    if (auto const* iam = present("iam"); iam && !empty(*iam))
+        return std::string("iam (workload identity tokens) is not supported by prism-e2b-local");
+    if (auto const* mcp = present("mcp"); mcp && !empty(*mcp))
+        return std::string("mcp is not supported by prism-e2b-local");
+    if (auto const* v = present("volumeMounts"); v && !empty(*v))
+        return std::string("volumeMounts: volumes are not supported by prism-e2b-local");
+    return std::nullopt;
+}
+
+/// POST /sandboxes (v1: timeout defaults to 15 s) and POST /v2/sandboxes (300 s), E2B's
+/// defaults supplied here: the SDK since 2.51 no longer sends its own.
+asio::awaitable<void> create(std::shared_ptr<server_state> st, http_request const& req, response_sink& sink,
+                             std::chrono::seconds default_timeout)
 {
     if (auto retry = st->faults.take_create_throttle()) {
         auto r = rest_error(429, "rate limit exceeded (injected fault)");
@@ -215,7 +248,7 @@ asio::awaitable<void> create(std::shared_ptr<server_state> st, http_request cons
     if ((e = get_int(o, "timeout", timeout)) || (e = validate_timeout(timeout)) ||
         (e = get_bool(o, "autoPause", auto_pause)) || (e = get_bool(o, "autoPauseMemory", auto_pause_memory)) ||
         (e = get_string_map(o, "metadata", metadata)) || (e = get_string_map(o, "envVars", env_vars)) ||
-        (e = get_bool(o, "allow_internet_access", allow_internet))) {
+        (e = get_bool(o, "allow_internet_access", allow_internet)) || (e = unsupported_create_fields(o))) {
         co_await sink.send(rest_error(400, *e));
         co_return;
     }
@@ -235,7 +268,7 @@ asio::awaitable<void> create(std::shared_ptr<server_state> st, http_request cons
         co_return;
     }
     auto sb = st->create_sandbox(*tpl, std::move(metadata), std::move(env_vars),
-                                 std::chrono::seconds(timeout.value_or(15)), auto_pause.value_or(false),
+                                 timeout ? std::chrono::seconds(*timeout) : default_timeout, auto_pause.value_or(false),
                                  auto_pause_memory.value_or(true), auto_resume, allow_internet.value_or(true));
     if (!sb) {
         http_response er = rest_error(sb.error() == errc::service_busy ? 503 : 500, sb.error().message());
@@ -376,7 +409,7 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
     auto const& m = req.method;
     if (path == "/sandboxes" || path == "/sandboxes/") {
         if (m == "POST")
-            co_await create(st, req, sink);
+            co_await create(st, req, sink, std::chrono::seconds(15));
         else if (m == "GET")
             co_await list_v2(st, req, sink, true);
         else
@@ -386,6 +419,8 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
     if (path == "/v2/sandboxes") {
         if (m == "GET")
             co_await list_v2(st, req, sink, false);
+        else if (m == "POST")
+            co_await create(st, req, sink, std::chrono::seconds(300));
         else
             co_await sink.send(rest_error(405, "method not allowed"));
         co_return;
@@ -394,6 +429,9 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
         co_await handle_log_routes(st, req, sink))
         co_return;
     std::string_view rest(path);
+    // v2 connect: the body may be omitted, an omitted timeout is 300 s.
+    bool const v2 = rest.rfind("/v2/sandboxes/", 0) == 0;
+    if (v2) rest.remove_prefix(3);
     if (rest.rfind("/sandboxes/", 0) != 0) {
         co_await sink.send(rest_error(404, "no such route"));
         co_return;
@@ -402,7 +440,7 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
     auto const slash = rest.find('/');
     std::string const id(rest.substr(0, slash));
     std::string const action = slash == std::string_view::npos ? std::string() : std::string(rest.substr(slash + 1));
-    if (id.empty()) {
+    if (id.empty() || (v2 && action != "connect")) {
         co_await sink.send(rest_error(404, "no such route"));
         co_return;
     }
@@ -439,7 +477,7 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
         co_await sink.send(rest_error(405, "method not allowed"));
         co_return;
     }
-    auto body = parse_object(req.body, action != "connect");
+    auto body = parse_object(req.body, action != "connect" || v2);
     if (body.err) {
         co_await sink.send(std::move(*body.err));
         co_return;
@@ -486,6 +524,7 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
             co_await sink.send(rest_error(400, *e));
             co_return;
         }
+        if (v2 && !timeout) timeout = 300;
         if ((action == "connect" || action == "timeout") && !timeout) {
             co_await sink.send(rest_error(400, "timeout is required"));
             co_return;
