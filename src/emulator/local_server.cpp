@@ -20,6 +20,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
@@ -417,9 +418,11 @@ result<void> server::start()
     i.port = *port;
     i.started = true;
 
-    i.reaper = std::make_shared<asio::steady_timer>(st.ex);
+    // On a strand of its own: stop() cancels the timer from another thread of the pool.
+    auto const reaper_strand = asio::make_strand(st.ex);
+    i.reaper = std::make_shared<asio::steady_timer>(reaper_strand);
     asio::co_spawn(
-        st.ex,
+        reaper_strand,
         [stp, timer = i.reaper]() -> asio::awaitable<void> {
             while (!stp->stopping) {
                 timer->expires_after(std::chrono::milliseconds(100));
@@ -441,7 +444,7 @@ void server::stop()
     i.stopped = true;
     auto& st = *i.st;
     st.stopping = true;
-    if (i.reaper) asio::post(st.ex, [t = i.reaper] { t->cancel(); });
+    if (i.reaper) asio::post(i.reaper->get_executor(), [t = i.reaper] { t->cancel(); });
     i.listener->stop();
     st.stop_all();
     if (!st.freezer_root.empty()) remove_cgroup_tree(st.freezer_root);
