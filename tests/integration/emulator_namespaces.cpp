@@ -339,6 +339,18 @@ BOOST_AUTO_TEST_CASE(sandboxes_cannot_see_read_or_signal_each_other)
 }
 
 namespace {
+/// What start() answers for a server with `tweak`'s options (and an API key), on a throw-away io_context.
+template <class Tweak>
+prism_e2b::result<void> start_with(Tweak tweak)
+{
+    prism_e2b::local::server_options o;
+    o.api_key = "k";
+    tweak(o);
+    boost::asio::io_context ioc;
+    prism_e2b::local::server s(ioc.get_executor(), o);
+    return s.start();
+}
+
 /// umask 077 for as long as it lives (the whole process's: the tests run one at a time).
 struct private_umask {
     mode_t old = ::umask(077);
@@ -398,12 +410,7 @@ BOOST_AUTO_TEST_CASE(a_failed_namespaces_probe_stops_start_up_unless_a_weaker_en
         ~fake_envd() { old ? ::setenv("PRISM_E2B_ENVD", saved.c_str(), 1) : ::unsetenv("PRISM_E2B_ENVD"); }
     } envd;
     for (std::string engine : {"", "namespaces"}) {
-        prism_e2b::local::server_options o;
-        o.api_key = "k";
-        o.engine = engine;
-        boost::asio::io_context ioc;
-        prism_e2b::local::server s(ioc.get_executor(), o);
-        auto r = s.start();
+        auto r = start_with([&](prism_e2b::local::server_options& o) { o.engine = engine; });
         BOOST_TEST_INFO("engine \"" << engine << "\"");
         BOOST_REQUIRE(!r);
         BOOST_TEST((r.error() == prism_e2b::errc::unsupported));
@@ -636,12 +643,7 @@ BOOST_AUTO_TEST_CASE(one_server_per_state_dir)
     auto with_dir = [&](prism_e2b::local::server_options& o) { o.state_dir = dir; };
     {
         local_server_fixture first(with_dir);
-        prism_e2b::local::server_options o;
-        o.api_key = "k";
-        o.state_dir = dir;
-        boost::asio::io_context ioc;
-        prism_e2b::local::server second(ioc.get_executor(), o);
-        auto r = second.start();
+        auto r = start_with(with_dir);
         BOOST_REQUIRE(!r);
         BOOST_TEST((r.error() == prism_e2b::errc::conflict));
     }
@@ -654,12 +656,7 @@ BOOST_AUTO_TEST_CASE(one_server_per_state_dir)
 
 BOOST_AUTO_TEST_CASE(unknown_engine_is_refused)
 {
-    prism_e2b::local::server_options o;
-    o.api_key = "k";
-    o.engine = "firecracker";
-    boost::asio::io_context ioc;
-    prism_e2b::local::server s(ioc.get_executor(), o);
-    auto r = s.start();
+    auto r = start_with([](prism_e2b::local::server_options& o) { o.engine = "firecracker"; });
     BOOST_REQUIRE(!r);
     BOOST_TEST((r.error() == prism_e2b::errc::invalid_argument));
 }
