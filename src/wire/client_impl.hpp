@@ -9,6 +9,7 @@
 #include "wire/exchange.hpp"
 #include "wire/h2_transport.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -112,6 +113,12 @@ private:
     /// One control-plane request with retries; errors are transport errors only.
     boost::asio::awaitable<result<http_response>> api_call(std::string method, std::string target,
                                                            std::optional<std::string> body, bool idempotent);
+    /// api_call on the v2 path, then once on the v1 path when the server does not know v2 (404/405);
+    /// `v1_only` is set when v1 then answered 2xx, and while set only v1 is asked. An empty
+    /// `v2_target`: a request only v1 can express.
+    boost::asio::awaitable<result<http_response>> api_call_v2_or_v1(std::string v2_target, std::string v2_body,
+                                                                    std::string v1_target, std::string v1_body,
+                                                                    std::atomic<bool>& v1_only);
     result<origin> envd_origin(e2b::envd_target const& t) const;
     header_list envd_headers(e2b::envd_target const& t, std::optional<std::string> const& user) const;
     /// A unary Connect call: 200 yields the body, anything else the mapped error.
@@ -206,6 +213,10 @@ private:
     std::optional<origin> sandbox_;
     std::shared_ptr<async_semaphore> envd_slots_;
     std::shared_ptr<async_semaphore> opening_slots_;  ///< client_options::max_opening_streams; null: no cap
+    /// Set once a server answered 404/405 to a v2 path and the v1 path then
+    /// worked (an older E2B-compatible service): later calls go to v1 directly.
+    std::atomic<bool> v1_create_{false};
+    std::atomic<bool> v1_connect_{false};
 };
 
 /// Makes a process_event_stream over an open Connect server stream (process_stream.cpp);

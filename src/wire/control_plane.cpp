@@ -59,9 +59,32 @@ std::string id_path(std::string const& id) { return "/sandboxes/" + rest::encode
 
 }  // namespace
 
+asio::awaitable<result<http_response>> client_impl::api_call_v2_or_v1(std::string v2_target, std::string v2_body,
+                                                                      std::string v1_target, std::string v1_body,
+                                                                      std::atomic<bool>& v1_only)
+{
+    if (!v2_target.empty() && !v1_only.load(std::memory_order_relaxed)) {
+        auto r = co_await api_call("POST", std::move(v2_target), std::move(v2_body), false);
+        // A 404 may also be the server's answer about the template or sandbox: v1 then answers it
+        // again, and only a v1 success marks the server as one without v2.
+        if (!r || (r->status != 404 && r->status != 405)) co_return r;
+        auto v1 = co_await api_call("POST", std::move(v1_target), std::move(v1_body), false);
+        if (v1 && ok(v1->status)) v1_only.store(true, std::memory_order_relaxed);
+        co_return v1;
+    }
+    co_return co_await api_call("POST", std::move(v1_target), std::move(v1_body), false);
+}
+
 asio::awaitable<result<e2b::sandbox_handle>> client_impl::create_sandbox(e2b::create_sandbox_params params)
 {
-    auto r = co_await api_call("POST", "/sandboxes", rest::create_body(params), false);
+    // As e2b@2.51: POST /v2/sandboxes. v2 has no `secure` (its sandboxes always want an access
+    // token), so a sandbox without one is asked of v1.
+    // Arguments named first, no ?: around co_await: g++ 12 destroys such temporaries twice.
+    std::string v1_body = rest::create_body(params);
+    std::string v2_body = params.secure ? rest::create_body(params, rest::create_api::v2) : std::string();
+    std::string v2_target = params.secure ? "/v2/sandboxes" : "";
+    auto r = co_await api_call_v2_or_v1(std::move(v2_target), std::move(v2_body), "/sandboxes", std::move(v1_body),
+                                        v1_create_);
     if (!r) co_return r.error();
     if (!ok(r->status)) co_return rest_error("create sandbox", r->status, r->body);
     auto h = rest::parse_sandbox(r->body);
@@ -74,7 +97,10 @@ asio::awaitable<result<e2b::connect_result>> client_impl::connect_sandbox(std::s
 {
     // The body is required and carries the caller's timeout: omitting it
     // shrinks the sandbox's life to the default (wire-notes.md pitfall).
-    auto r = co_await api_call("POST", id_path(sandbox_id) + "/connect", rest::timeout_body(timeout), false);
+    std::string v2_target = "/v2" + id_path(sandbox_id) + "/connect";
+    std::string v1_target = id_path(sandbox_id) + "/connect";
+    std::string body = rest::timeout_body(timeout);
+    auto r = co_await api_call_v2_or_v1(std::move(v2_target), body, std::move(v1_target), body, v1_connect_);
     if (!r) co_return r.error();
     if (!ok(r->status)) co_return rest_error("connect sandbox " + sandbox_id, r->status, r->body);
     auto h = rest::parse_sandbox(r->body);

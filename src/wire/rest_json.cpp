@@ -219,7 +219,7 @@ void append_query(std::string& target, std::string_view name, std::string_view v
     target += encode_uri_component(value);
 }
 
-std::string create_body(e2b::create_sandbox_params const& p)
+std::string create_body(e2b::create_sandbox_params const& p, create_api api)
 {
     json::object o;
     o["templateID"] = p.template_id;
@@ -234,7 +234,7 @@ std::string create_body(e2b::create_sandbox_params const& p)
         o["envVars"] = std::move(m);
     }
     o["timeout"] = p.timeout.count();
-    o["secure"] = p.secure;
+    if (api == create_api::v1) o["secure"] = p.secure;
     o["allow_internet_access"] = p.allow_internet_access;
     if (p.auto_pause) o["autoPause"] = *p.auto_pause;
     if (p.auto_pause_memory) o["autoPauseMemory"] = *p.auto_pause_memory;

@@ -21,8 +21,10 @@ std::string form_urlencode(std::string_view s);
 /// Appends "?name=value" (or "&name=value" once `target` has a query), the value encoded.
 void append_query(std::string& target, std::string_view name, std::string_view value);
 
-/// POST /sandboxes body (NewSandbox).
-std::string create_body(e2b::create_sandbox_params const& p);
+/// Which create path a body is for: v1 (NewSandbox) or v2 (NewSandboxV2, which has no `secure`).
+enum class create_api { v1, v2 };
+/// POST /sandboxes or /v2/sandboxes body.
+std::string create_body(e2b::create_sandbox_params const& p, create_api api = create_api::v1);
 /// {"timeout":<s>}: connect and set-timeout bodies.
 std::string timeout_body(std::chrono::seconds timeout);
 /// {"memory":<bool>}.

@@ -143,7 +143,7 @@ BOOST_AUTO_TEST_CASE(help_and_usage_errors)
 BOOST_AUTO_TEST_CASE(create_pause_resume_kill_list_info)
 {
     test_http_server server([](recorded_request const& r) {
-        if (r.target == "/sandboxes")
+        if (r.method == "POST" && r.target == "/v2/sandboxes")
             return scripted_response::json(
                 201,
                 R"({"templateID":"t","sandboxID":"sbx1","clientID":"c","envdVersion":"0.5.7","envdAccessToken":")" +
@@ -152,7 +152,7 @@ BOOST_AUTO_TEST_CASE(create_pause_resume_kill_list_info)
             return r.body == R"({"memory":false})"
                        ? scripted_response::empty(204)
                        : scripted_response::json(409, R"({"code":409,"message":"already paused"})");
-        if (r.path() == "/sandboxes/sbx1/connect")
+        if (r.path() == "/v2/sandboxes/sbx1/connect")
             return scripted_response::json(
                 201, R"({"templateID":"t","sandboxID":"sbx1","clientID":"c","envdVersion":"0.5.7"})");
         if (r.method == "DELETE")
@@ -201,10 +201,8 @@ BOOST_AUTO_TEST_CASE(create_pause_resume_kill_list_info)
 
     auto reqs = server.requests();
     BOOST_TEST_REQUIRE(reqs.size() == 9u);
-    BOOST_TEST(
-        json::parse(reqs[0].body) ==
-        json::parse(
-            R"({"templateID":"t","metadata":{"team":"a"},"timeout":60,"secure":true,"allow_internet_access":true})"));
+    BOOST_TEST(json::parse(reqs[0].body) ==
+               json::parse(R"({"templateID":"t","metadata":{"team":"a"},"timeout":60,"allow_internet_access":true})"));
     BOOST_TEST(reqs[1].body == R"({"memory":false})");
     BOOST_TEST(reqs[2].body == R"({"memory":true})");
     BOOST_TEST(reqs[3].body == R"({"timeout":900})");

@@ -67,13 +67,14 @@ BOOST_AUTO_TEST_CASE(create_sends_new_sandbox_and_reads_the_sandbox)
     auto reqs = server.requests();
     BOOST_TEST_REQUIRE(reqs.size() == 1u);
     BOOST_TEST(reqs[0].method == "POST");
-    BOOST_TEST(reqs[0].target == "/sandboxes");
+    BOOST_TEST(reqs[0].target == "/v2/sandboxes");
     check_api_headers(reqs[0]);
     BOOST_TEST(reqs[0].header("Content-Type").value_or("") == "application/json");
+    // NewSandboxV2 has no `secure`: v2 sandboxes always want an access token.
     BOOST_TEST(
         json::parse(reqs[0].body) ==
         json::parse(
-            R"({"templateID":"base","metadata":{"owner":"me"},"envVars":{"A":"1"},"timeout":600,"secure":true,"allow_internet_access":true})"));
+            R"({"templateID":"base","metadata":{"owner":"me"},"envVars":{"A":"1"},"timeout":600,"allow_internet_access":true})"));
 }
 
 BOOST_AUTO_TEST_CASE(create_sends_lifecycle_only_when_set)
@@ -90,7 +91,72 @@ BOOST_AUTO_TEST_CASE(create_sends_lifecycle_only_when_set)
     BOOST_TEST(
         json::parse(server.requests()[0].body) ==
         json::parse(
-            R"({"templateID":"tpl","timeout":300,"secure":true,"allow_internet_access":true,"autoPause":true,"autoPauseMemory":false,"autoResume":{"enabled":false}})"));
+            R"({"templateID":"tpl","timeout":300,"allow_internet_access":true,"autoPause":true,"autoPauseMemory":false,"autoResume":{"enabled":false}})"));
+}
+
+BOOST_AUTO_TEST_CASE(an_insecure_create_goes_to_v1_which_alone_has_secure)
+{
+    test_http_server server([](recorded_request const&) { return scripted_response::json(201, sandbox_json); });
+    with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
+        e2b::create_sandbox_params p;
+        p.secure = false;
+        BOOST_TEST((co_await c.async_create_sandbox(p)).has_value());
+    });
+    auto reqs = server.requests();
+    BOOST_TEST_REQUIRE(reqs.size() == 1u);
+    BOOST_TEST(reqs[0].target == "/sandboxes");
+    BOOST_TEST(json::parse(reqs[0].body) ==
+               json::parse(R"({"templateID":"base","timeout":300,"secure":false,"allow_internet_access":true})"));
+}
+
+BOOST_AUTO_TEST_CASE(a_server_without_v2_is_asked_v1_once_and_then_only_v1)
+{
+    // An older E2B-compatible service: v2 paths are 405 (create) and 404 (connect).
+    test_http_server server([](recorded_request const& r) {
+        if (r.target == "/v2/sandboxes") return scripted_response::json(405, R"({"code":405,"message":"no"})");
+        if (r.target.rfind("/v2/", 0) == 0) return scripted_response::json(404, R"({"code":404,"message":"no route"})");
+        return scripted_response::json(r.target == "/sandboxes" ? 201 : 200, sandbox_json);
+    });
+    with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
+        for (int i = 0; i < 2; ++i) {
+            e2b::create_sandbox_params const p;  // named: g++ 12 frees a `{}` argument of co_await twice
+            auto h = co_await c.async_create_sandbox(p);
+            BOOST_TEST_REQUIRE(h.has_value());
+            BOOST_TEST(h->sandbox_id == "sbx1");
+            auto k = co_await c.async_connect_sandbox("sbx1", std::chrono::seconds(60));
+            BOOST_TEST_REQUIRE(k.has_value());
+            BOOST_TEST((k->outcome == e2b::connect_result::kind::already_running));
+        }
+    });
+    std::vector<std::string> targets;
+    for (auto const& r : server.requests()) targets.push_back(r.target);
+    std::vector<std::string> const want{"/v2/sandboxes",           "/sandboxes", "/v2/sandboxes/sbx1/connect",
+                                        "/sandboxes/sbx1/connect", "/sandboxes", "/sandboxes/sbx1/connect"};
+    BOOST_TEST(targets == want, boost::test_tools::per_element());
+    // The v1 create body is NewSandbox (with `secure`).
+    BOOST_TEST(json::parse(server.requests()[1].body).as_object().contains("secure"));
+}
+
+BOOST_AUTO_TEST_CASE(a_v1_failure_after_a_v2_404_is_the_answer_and_v2_is_asked_again)
+{
+    // A v2 server whose 404 is about the template: v1 says the same, nothing is remembered.
+    test_http_server server([](recorded_request const&) {
+        return scripted_response::json(404, R"({"code":404,"message":"template 'nope' not found"})");
+    });
+    with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
+        for (int i = 0; i < 2; ++i) {
+            e2b::create_sandbox_params p;
+            p.template_id = "nope";
+            auto h = co_await c.async_create_sandbox(p);
+            BOOST_TEST_REQUIRE(h.has_error());
+            BOOST_TEST((h.error() == errc::not_found));
+            BOOST_TEST(h.error().message() == "template 'nope' not found");
+        }
+    });
+    std::vector<std::string> targets;
+    for (auto const& r : server.requests()) targets.push_back(r.target);
+    std::vector<std::string> const want{"/v2/sandboxes", "/sandboxes", "/v2/sandboxes", "/sandboxes"};
+    BOOST_TEST(targets == want, boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(connect_distinguishes_resumed_and_running_and_sends_the_timeout)
@@ -102,7 +168,8 @@ BOOST_AUTO_TEST_CASE(connect_distinguishes_resumed_and_running_and_sends_the_tim
                 return scripted_response::json(201, sandbox_json);
             case 1:
                 return scripted_response::json(200, sandbox_json);
-            case 2:
+            case 2:  // v2, then v1 (a 404 may be a server without v2): the same answer
+            case 3:
                 return scripted_response::json(404, R"({"code":404,"message":"paused sandbox sbx1 not found"})");
             default:
                 return scripted_response::json(409, R"({"code":409,"message":"being paused"})");
@@ -121,9 +188,12 @@ BOOST_AUTO_TEST_CASE(connect_distinguishes_resumed_and_running_and_sends_the_tim
         auto e = co_await c.async_connect_sandbox("sbx1", std::chrono::seconds(1200));
         BOOST_TEST((e.error() == errc::conflict));
     });
-    for (auto const& r : server.requests()) {
+    auto const reqs = server.requests();
+    BOOST_TEST_REQUIRE(reqs.size() == 5u);
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+        auto const& r = reqs[i];
         BOOST_TEST(r.method == "POST");
-        BOOST_TEST(r.target == "/sandboxes/sbx1/connect");
+        BOOST_TEST(r.target == (i == 3 ? "/sandboxes/sbx1/connect" : "/v2/sandboxes/sbx1/connect"));
         BOOST_TEST(r.body == R"({"timeout":1200})");
         check_api_headers(r);
     }

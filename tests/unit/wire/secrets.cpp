@@ -27,7 +27,7 @@ BOOST_AUTO_TEST_CASE(no_secret_in_logs_or_errors)
     test_http_server server([](recorded_request const& r) {
         auto key = r.header("X-API-KEY").value_or("");
         auto tok = r.header("X-Access-Token").value_or("");
-        if (r.target == "/sandboxes")
+        if (r.target == "/v2/sandboxes")
             return scripted_response::json(
                 201,
                 R"({"templateID":"base","sandboxID":"sbx9","clientID":"c","envdVersion":"0.5.7","envdAccessToken":")" +
