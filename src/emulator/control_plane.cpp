@@ -1,5 +1,5 @@
 // Control-plane REST routes (e2b-spec/openapi.yml): create, info, list v2,
-// kill, pause, connect, legacy resume, timeout. X-API-KEY required.
+// kill, pause, connect, legacy resume, timeout, fork. X-API-KEY required.
 #include "emulator/server_state.hpp"
 
 #include <boost/json.hpp>
@@ -278,6 +278,57 @@ asio::awaitable<void> create(std::shared_ptr<server_state> st, http_request cons
     co_await sink.send(json_response(201, sandbox_json(*st, **sb)));
 }
 
+/// Forks one request may ask for (E2B caps it too; each fork is a whole sandbox).
+constexpr std::int64_t max_fork_count = 16;
+
+/// POST /sandboxes/{id}/fork: the source is snapshotted once (its files; on gvisor its memory and
+/// processes too, the source running on) and `count` sandboxes (default 1) start from that
+/// snapshot with `timeout` (default 15 s, E2B's); one result each, a sandbox or an error.
+/// The snapshot is a temporary one: removed once the forks have their own copies.
+http_response fork(server_state& st, std::shared_ptr<sandbox> const& sb, std::string const& id, json::object const& o)
+{
+    std::optional<std::int64_t> count, timeout;
+    std::optional<std::string> e;
+    if ((e = get_int(o, "count", count)) || (e = get_int(o, "timeout", timeout)) || (e = validate_timeout(timeout)))
+        return rest_error(400, *e);
+    if (count && (*count < 1 || *count > max_fork_count))
+        return rest_error(400, "count must be between 1 and " + std::to_string(max_fork_count));
+    if (!sb) return not_found(id);
+    bool auto_pause = false, auto_pause_memory = true, auto_resume = false;
+    {
+        std::lock_guard lk(sb->mutex);
+        if (sb->state == sandbox_state::paused)
+            return rest_error(409, "sandbox \"" + id + "\" is paused: connect to it before forking it");
+        auto_pause = sb->auto_pause;
+        auto_pause_memory = sb->auto_pause_memory;
+        auto_resume = sb->auto_resume;
+    }
+    auto snap = take_snapshot(st, sb, "");
+    if (!snap) return snap.error() == errc::not_found ? not_found(id) : rest_error(500, snap.error().message());
+    auto tpl = st.resolve_template(snap->snapshot_id());
+    if (tpl) tpl->id = sb->template_id;  // the forks' template is the source's: the snapshot goes below
+    json::array results;
+    for (std::int64_t i = 0; i < count.value_or(1); ++i) {
+        json::object r;
+        auto made = tpl ? st.create_sandbox(*tpl, sb->metadata, {}, std::chrono::seconds(timeout.value_or(15)),
+                                            auto_pause, auto_pause_memory, auto_resume, sb->internet)
+                        : result<std::shared_ptr<sandbox>>(tpl.error());
+        if (made) {
+            r["sandbox"] = sandbox_json(st, **made);
+        } else {
+            json::object err;
+            err["code"] = made.error() == errc::service_busy ? 503 : 500;
+            err["message"] = made.error().message();
+            r["error"] = std::move(err);
+        }
+        results.emplace_back(std::move(r));
+    }
+    st.snapshots.remove(snap->snapshot_id());
+    st.log(log_level::info, "prism-e2b-local: forked sandbox " + id + " " + std::to_string(count.value_or(1)) +
+                                " time(s) (" + (snap->memory ? "files and memory)" : "files)"));
+    return json_response(201, results);
+}
+
 struct list_query {
     std::vector<std::pair<std::string, std::string>> metadata;
     std::set<std::string> states;
@@ -483,6 +534,10 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
         co_return;
     }
     auto const& o = body.obj;
+    if (action == "fork") {
+        co_await sink.send(fork(*st, sb, id, o));
+        co_return;
+    }
     if (action == "pause") {
         std::optional<bool> memory;
         if (auto e = get_bool(o, "memory", memory)) {

@@ -248,6 +248,9 @@ boost::asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, ht
 /// false when `req` is none of them.
 boost::asio::awaitable<bool> handle_snapshot_routes(std::shared_ptr<server_state> st, http_request const& req,
                                                     response_sink& sink);
+/// A snapshot of `sb` added to the store (snapshot_routes.cpp): what POST /sandboxes/{id}/snapshots
+/// and fork take. Errors: not_found (the sandbox went), server_error.
+result<snapshot_record> take_snapshot(server_state& st, std::shared_ptr<sandbox> const& sb, std::string name);
 /// GET /sandboxes/{id}/metrics and GET /sandboxes/metrics (metrics.cpp); false when `req` is neither.
 boost::asio::awaitable<bool> handle_metrics_routes(std::shared_ptr<server_state> st, http_request const& req,
                                                    response_sink& sink);

@@ -51,12 +51,7 @@ http_response create_snapshot(server_state& st, std::string const& id, std::stri
     }
     auto sb = st.find(id);
     if (!sb) return rest_error(404, "sandbox \"" + id + "\" doesn't exist or you don't have access to it");
-    snapshot_record rec;
-    rec.name = name.value_or("");
-    rec.sandbox_id = sb->id;
-    rec.spec = spec_of(*sb);
-    auto made = st.snapshots.add(std::move(rec),
-                                 [&](std::filesystem::path const& dir) { return st.capture_snapshot(sb, dir); });
+    auto made = take_snapshot(st, sb, name.value_or(""));
     if (!made) {
         if (made.error() == errc::not_found)
             return rest_error(404, "sandbox \"" + id + "\" doesn't exist or you don't have access to it");
@@ -132,6 +127,16 @@ http_response delete_template(server_state& st, std::string const& id)
 }
 
 }  // namespace
+
+result<snapshot_record> take_snapshot(server_state& st, std::shared_ptr<sandbox> const& sb, std::string name)
+{
+    snapshot_record rec;
+    rec.name = std::move(name);
+    rec.sandbox_id = sb->id;
+    rec.spec = spec_of(*sb);
+    return st.snapshots.add(std::move(rec),
+                            [&](std::filesystem::path const& dir) { return st.capture_snapshot(sb, dir); });
+}
 
 asio::awaitable<bool> handle_snapshot_routes(std::shared_ptr<server_state> st, http_request const& req,
                                              response_sink& sink)

@@ -79,3 +79,50 @@ test('v2 create with egress rules it cannot enforce is refused, not ignored', { 
     (err) => /cannot enforce egress rules/.test(err.message),
   )
 })
+
+test('fork: each fork starts from the source\'s files, apart from it and from the others; the source runs on', { timeout: 120_000 }, async () => {
+  const src = await create({ timeoutMs: 120_000, metadata: { suite: 'latest', role: 'source' } })
+  await src.files.write('/home/user/state.txt', 'before the fork')
+  const bg = await src.commands.run('sleep 3600', { background: true })
+  const forks = await src.fork({ count: 2, timeoutMs: 60_000 })
+  assert.equal(forks.length, 2)
+  for (const f of forks) {
+    assert.ok(f instanceof Sandbox, `a fork started: ${f}`)
+    server.sandboxIds.add(f.sandboxId)
+    assert.notEqual(f.sandboxId, src.sandboxId)
+  }
+  assert.notEqual(forks[0].sandboxId, forks[1].sandboxId)
+  // The source runs on, with its id, and is not touched by what the forks write.
+  assert.equal((await src.getInfo()).state, 'running')
+  for (const [i, f] of forks.entries()) {
+    assert.equal(await f.files.read('/home/user/state.txt'), 'before the fork')
+    await f.files.write('/home/user/state.txt', `fork ${i}`)
+    const info = await f.getInfo()
+    assert.equal(info.state, 'running')
+    assert.equal(info.metadata.role, 'source', 'a fork keeps the source\'s metadata')
+    const ttl = info.endAt.getTime() - info.startedAt.getTime()
+    assert.ok(ttl >= 55_000 && ttl <= 65_000, `the fork's own timeout (${ttl} ms)`)
+  }
+  assert.equal(await forks[0].files.read('/home/user/state.txt'), 'fork 0')
+  assert.equal(await forks[1].files.read('/home/user/state.txt'), 'fork 1')
+  assert.equal(await src.files.read('/home/user/state.txt'), 'before the fork')
+  const r = await forks[1].commands.run('cat /home/user/state.txt; echo; whoami')
+  assert.equal(r.stdout, 'fork 1\nuser\n')
+  // gvisor checkpoints the source: its processes run on in every fork. Other engines fork files.
+  const running = (await forks[0].commands.list()).some((p) => p.pid === bg.pid)
+  assert.equal(running, process.env.PRISM_E2B_ENGINE === 'gvisor', 'the source\'s process in a fork')
+  assert.ok((await src.commands.list()).some((p) => p.pid === bg.pid), 'the source\'s process runs on')
+  // The temporary snapshot the forks started from is gone.
+  const snaps = await Sandbox.listSnapshots({ ...server.opts, sandboxId: src.sandboxId }).nextItems()
+  assert.equal(snaps.length, 0)
+  for (const f of forks) await f.kill()
+  await src.kill()
+})
+
+test('fork of a paused sandbox is a conflict; of an unknown one, not found', { timeout: 60_000 }, async () => {
+  const src = await create({ timeoutMs: 120_000 })
+  assert.equal(await src.pause(), true)
+  await assert.rejects(Sandbox.fork(src.sandboxId, { ...server.opts }), (err) => /paused/.test(err.message))
+  await assert.rejects(Sandbox.fork('nosuchsandbox', { ...server.opts }), (err) => err.name === 'SandboxNotFoundError')
+  await src.kill()
+})
