@@ -86,6 +86,7 @@ void add_connect_command(CLI::App& app, run_state& st);     // cmd_connect.cpp: 
 void add_metrics_command(CLI::App& app, run_state& st);     // cmd_metrics.cpp: metrics
 void add_logs_command(CLI::App& app, run_state& st);        // cmd_logs.cpp: logs
 void add_snapshot_commands(CLI::App& app, run_state& st);   // cmd_snapshot.cpp: snapshot create|list|delete
+void add_fork_command(CLI::App& app, run_state& st);        // cmd_fork.cpp: fork
 void add_demo_command(CLI::App& app, run_state& st);        // demo.cpp: demo
 void add_bench_command(CLI::App& app, run_state& st);       // bench.cpp: bench
 /// bench_pause_resume.cpp: `bench pause_resume_memory ...` (nullopt: another bench scenario).

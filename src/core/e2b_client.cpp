@@ -77,6 +77,10 @@ void client::do_create_snapshot(std::string, create_snapshot_params, completion_
 {
     complete_unsupported(std::move(h), "create snapshot");
 }
+void client::do_fork_sandbox(std::string, fork_params, completion_handler<std::vector<result<sandbox_handle>>> h)
+{
+    complete_unsupported(std::move(h), "fork sandbox");
+}
 void client::do_list_snapshots(snapshot_list_params, completion_handler<snapshot_page> h)
 {
     complete_unsupported(std::move(h), "list snapshots");

@@ -93,6 +93,8 @@ protected:
     void do_create_snapshot(std::string sandbox_id, e2b::create_snapshot_params params,
                             completion_handler<e2b::snapshot_info> h) override;
     void do_list_snapshots(e2b::snapshot_list_params params, completion_handler<e2b::snapshot_page> h) override;
+    void do_fork_sandbox(std::string sandbox_id, e2b::fork_params params,
+                         completion_handler<std::vector<result<e2b::sandbox_handle>>> h) override;
     void do_delete_snapshot(std::string snapshot_id, completion_handler<bool> h) override;
     void do_get_sandbox_logs(std::string sandbox_id, e2b::logs_params params,
                              completion_handler<std::vector<e2b::sandbox_log_entry>> h) override;
@@ -188,6 +190,8 @@ private:
     boost::asio::awaitable<result<e2b::snapshot_info>> create_snapshot(std::string sandbox_id,
                                                                        e2b::create_snapshot_params params);
     boost::asio::awaitable<result<e2b::snapshot_page>> list_snapshots(e2b::snapshot_list_params params);
+    boost::asio::awaitable<result<std::vector<result<e2b::sandbox_handle>>>> fork_sandbox(std::string sandbox_id,
+                                                                                          e2b::fork_params params);
     boost::asio::awaitable<result<bool>> delete_snapshot(std::string snapshot_id);
     // control_logs.cpp: logs and network
     boost::asio::awaitable<result<std::vector<e2b::sandbox_log_entry>>> get_sandbox_logs(std::string sandbox_id,

@@ -1,5 +1,6 @@
 // Snapshots of client_impl (e2b/snapshots.hpp): POST /sandboxes/{id}/snapshots,
-// GET /snapshots (one page, X-Next-Token), DELETE /templates/{id}.
+// GET /snapshots (one page, X-Next-Token), DELETE /templates/{id}, and fork
+// (POST /sandboxes/{id}/fork: sandboxes from one snapshot).
 #include "core/spawn_op.hpp"
 #include "wire/client_impl.hpp"
 #include "wire/error_map.hpp"
@@ -86,6 +87,46 @@ asio::awaitable<result<bool>> client_impl::delete_snapshot(std::string snapshot_
     if (ok(r->status)) co_return true;
     if (effective_rest_status(r->status, parse_rest_error_body(r->body)) == 404) co_return false;
     co_return rest_error("delete snapshot " + snapshot_id, r->status, r->body);
+}
+
+asio::awaitable<result<std::vector<result<e2b::sandbox_handle>>>> client_impl::fork_sandbox(std::string sandbox_id,
+                                                                                            e2b::fork_params params)
+{
+    json::object body;
+    if (params.count) body["count"] = *params.count;
+    if (params.timeout) body["timeout"] = params.timeout->count();
+    std::string target = "/sandboxes/" + rest::encode_uri_component(sandbox_id) + "/fork";
+    std::optional<std::string> text = json::serialize(body);
+    // Not idempotent: a retried fork would start its sandboxes twice.
+    auto r = co_await api_call("POST", std::move(target), std::move(text), false);
+    if (!r) co_return r.error();
+    std::string const op = "fork sandbox " + sandbox_id;
+    if (!ok(r->status)) co_return rest_error(op, r->status, r->body);
+    boost::system::error_code ec;
+    auto v = json::parse(r->body, ec);
+    if (ec || !v.is_array()) co_return error(errc::protocol_error, op + ": expected a JSON array", {op, r->status, {}});
+    std::vector<result<e2b::sandbox_handle>> out;
+    for (auto const& item : v.get_array()) {
+        // SandboxForkResult: exactly one of sandbox and error.
+        auto const* o = item.if_object();
+        auto const* sb = o ? o->if_contains("sandbox") : nullptr;
+        auto const* er = o ? o->if_contains("error") : nullptr;
+        if (sb && sb->is_object())
+            out.push_back(rest::parse_sandbox(json::serialize(*sb)));
+        else if (er && er->is_object() && er->as_object().contains("code") && er->as_object().at("code").is_int64())
+            out.push_back(
+                rest_error(op, static_cast<int>(er->as_object().at("code").as_int64()), json::serialize(*er)));
+        else
+            co_return error(errc::protocol_error, op + ": a result has neither a sandbox nor an error",
+                            {op, r->status, {}});
+    }
+    co_return out;
+}
+
+void client_impl::do_fork_sandbox(std::string sandbox_id, e2b::fork_params params,
+                                  completion_handler<std::vector<result<e2b::sandbox_handle>>> h)
+{
+    detail::spawn_op(get_executor(), fork_sandbox(std::move(sandbox_id), std::move(params)), std::move(h));
 }
 
 void client_impl::do_create_snapshot(std::string sandbox_id, e2b::create_snapshot_params params,

@@ -1,4 +1,4 @@
-// The prism-e2b binary's logs, snapshot create|list|delete, list filters and
+// The prism-e2b binary's logs, snapshot create|list|delete, fork, list filters and
 // streamed files get|put (bounded memory, a progress line) against the local server.
 #include "cli_harness.hpp"
 
@@ -78,6 +78,34 @@ BOOST_AUTO_TEST_CASE(snapshot_create_list_delete)
     BOOST_TEST(after.out.find(snap) == std::string::npos);
     BOOST_TEST(run_cli({"snapshot"}, env).exit == 64);
     BOOST_TEST(run_cli({"snapshot", "create", "nosuchsandbox"}, env).exit == 66);
+}
+
+BOOST_AUTO_TEST_CASE(fork_prints_the_forks_which_start_from_the_source_s_files)
+{
+    local_server_fixture srv;
+    auto const env = cli_env(srv);
+    auto const id = created(env);
+    BOOST_REQUIRE(run_cli({"exec", id, "--", "sh", "-c", "echo forked > /home/user/f.txt"}, env).exit == 0);
+    auto text = run_cli({"fork", id, "--count", "2", "--timeout", "120"}, env);
+    BOOST_REQUIRE_MESSAGE(text.exit == 0, text.err);
+    std::vector<std::string> ids;
+    for (std::size_t i = 0, j; (j = text.out.find('\n', i)) != std::string::npos; i = j + 1)
+        ids.push_back(text.out.substr(i, j - i));
+    BOOST_REQUIRE_EQUAL(ids.size(), 2u);
+    BOOST_TEST(ids[0] != ids[1]);
+    for (auto const& f : ids) {
+        BOOST_TEST(f != id);
+        BOOST_TEST(run_cli({"exec", f, "--", "cat", "/home/user/f.txt"}, env).out == "forked\n");
+    }
+    auto js = run_cli({"fork", id, "--json"}, env);
+    BOOST_REQUIRE_MESSAGE(js.exit == 0, js.err);
+    BOOST_REQUIRE_EQUAL(js.json().as_array().size(), 1u);  // the server's default count
+    BOOST_TEST(!js.json().as_array()[0].at("sandboxID").as_string().empty());
+    BOOST_TEST(js.out.find("envdAccessToken") == std::string::npos);
+    BOOST_TEST(run_cli({"fork", "nosuchsandbox"}, env).exit == 66);
+    BOOST_TEST(run_cli({"fork", id, "--count", "0"}, env).exit == 64);
+    BOOST_TEST(run_cli({"pause", id}, env).exit == 0);
+    BOOST_TEST(run_cli({"fork", id}, env).exit == 69);  // 409: a paused source
 }
 
 BOOST_AUTO_TEST_CASE(list_filters)

@@ -1,8 +1,9 @@
 // e2b::client's control-plane additions against the local server: snapshots
-// (create, list, start a sandbox from one, delete), sandbox logs with their
+// (create, list, start a sandbox from one, delete), fork, sandbox logs with their
 // filters, the network update the local server cannot do (typed unsupported),
 // and the list filters template, startedAfter and order.
 #include <prism_e2b/e2b/client.hpp>
+#include <prism_e2b/redactor.hpp>
 
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
@@ -98,6 +99,44 @@ BOOST_AUTO_TEST_CASE(snapshot_create_list_start_from_delete)
             e2b::create_snapshot_params unnamed;
             auto of_missing = co_await c->async_create_snapshot(missing_id, unnamed);
             BOOST_TEST((!of_missing && of_missing.error() == errc::not_found));
+        },
+        std::chrono::seconds(120));
+}
+
+BOOST_AUTO_TEST_CASE(fork_starts_sandboxes_from_the_source_which_runs_on)
+{
+    local_server_fixture srv;
+    run_coro(
+        [&](asio::any_io_executor ex) -> asio::awaitable<void> {
+            auto c = client_for(srv, ex);
+            auto h = co_await new_sandbox(*c);
+            auto w = co_await c->async_write_file(e2b::envd_target::from(h), "/home/user/f.txt", std::string("src"));
+            BOOST_REQUIRE(w);
+            e2b::fork_params fp;
+            fp.count = 2;
+            fp.timeout = std::chrono::seconds(120);
+            auto forks = co_await c->async_fork_sandbox(h.sandbox_id, fp);
+            BOOST_REQUIRE_MESSAGE(forks, forks.error().to_string());
+            BOOST_REQUIRE_EQUAL(forks->size(), 2u);
+            for (auto const& f : *forks) {
+                BOOST_REQUIRE_MESSAGE(f, f.error().to_string());
+                BOOST_TEST(f->sandbox_id != h.sandbox_id);
+                BOOST_TEST(secret_redactor::global().is_secret(f->envd_access_token.value_or("")));
+                auto got = co_await c->async_read_file(e2b::envd_target::from(*f), "/home/user/f.txt");
+                BOOST_TEST((got && *got == "src"));
+            }
+            BOOST_TEST((*forks)[0]->sandbox_id != (*forks)[1]->sandbox_id);
+            auto info = co_await c->async_get_sandbox_info(h.sandbox_id);
+            BOOST_TEST((info && info->state == e2b::sandbox_state::running));
+
+            e2b::fork_params defaults;
+            std::string const missing = "nosuchsandbox";
+            auto none = co_await c->async_fork_sandbox(missing, defaults);
+            BOOST_TEST((!none && none.error() == errc::not_found));
+            auto paused = co_await c->async_pause_sandbox(h.sandbox_id, true);
+            BOOST_REQUIRE(paused);
+            auto refused = co_await c->async_fork_sandbox(h.sandbox_id, defaults);
+            BOOST_TEST((!refused && refused.error() == errc::conflict));
         },
         std::chrono::seconds(120));
 }

@@ -465,6 +465,16 @@ public:
             token, [this](auto... a) { do_create_snapshot(std::move(a)...); }, std::move(sandbox_id),
             std::move(params));
     }
+    /// POST /sandboxes/{id}/fork: the running source is snapshotted once (it runs on) and
+    /// `count` sandboxes start from that snapshot; one result per fork, in order: its handle
+    /// (access token registered with the redactor) or the error that kept it from starting.
+    /// The call's own error: the source is unknown (not_found), paused (conflict), ...
+    template <class CompletionToken = default_completion_token>
+    auto async_fork_sandbox(std::string sandbox_id, fork_params params = {}, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<std::vector<result<sandbox_handle>>>(
+            token, [this](auto... a) { do_fork_sandbox(std::move(a)...); }, std::move(sandbox_id), std::move(params));
+    }
     /// GET /snapshots: one page.
     template <class CompletionToken = default_completion_token>
     auto async_list_snapshots(snapshot_list_params params = {}, CompletionToken&& token = {})
@@ -588,6 +598,9 @@ protected:
     /// Body of async_create_snapshot.
     virtual void do_create_snapshot(std::string sandbox_id, create_snapshot_params params,
                                     completion_handler<snapshot_info> handler);
+    /// Body of async_fork_sandbox.
+    virtual void do_fork_sandbox(std::string sandbox_id, fork_params params,
+                                 completion_handler<std::vector<result<sandbox_handle>>> handler);
     /// Body of async_list_snapshots.
     virtual void do_list_snapshots(snapshot_list_params params, completion_handler<snapshot_page> handler);
     /// Body of async_delete_snapshot.

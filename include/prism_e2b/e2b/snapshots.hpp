@@ -4,6 +4,7 @@
 #ifndef PRISM_E2B_E2B_SNAPSHOTS_HPP
 #define PRISM_E2B_E2B_SNAPSHOTS_HPP
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,6 +29,13 @@ struct snapshot_list_params {
     std::optional<std::string> name;        ///< by name or id, optionally tag-qualified
     std::optional<std::uint32_t> limit;     ///< page size; the server's default when absent
     std::optional<std::string> next_token;  ///< continuation token from the previous page
+};
+
+/// SandboxForkRequest (POST /sandboxes/{id}/fork): unset fields are the server's defaults
+/// (E2B: one fork, 15 s).
+struct fork_params {
+    std::optional<std::uint32_t> count;           ///< forks to start from one snapshot of the source
+    std::optional<std::chrono::seconds> timeout;  ///< each fork's life, whole seconds on the wire
 };
 
 /// One page of GET /snapshots.
