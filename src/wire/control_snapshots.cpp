@@ -126,7 +126,7 @@ asio::awaitable<result<std::vector<result<e2b::sandbox_handle>>>> client_impl::f
 void client_impl::do_fork_sandbox(std::string sandbox_id, e2b::fork_params params,
                                   completion_handler<std::vector<result<e2b::sandbox_handle>>> h)
 {
-    detail::spawn_op(get_executor(), fork_sandbox(std::move(sandbox_id), std::move(params)), std::move(h));
+    detail::spawn_op(get_executor(), fork_sandbox(std::move(sandbox_id), params), std::move(h));
 }
 
 void client_impl::do_create_snapshot(std::string sandbox_id, e2b::create_snapshot_params params,
