@@ -116,10 +116,12 @@ void agent_socket::release()
 
 asio::awaitable<void> agent_socket::remove_when_closed()
 {
-    // Wait until every socket is closed (at most 10 s; otherwise no marker, and the server does
-    // not checkpoint).
+    // Wait until every socket is closed (at most 45 s, the server's wait; otherwise no marker,
+    // and the server does not checkpoint). A deadline, not a count of timer waits: under
+    // gVisor each wait may take far longer than asked.
     asio::steady_timer t(ex_);
-    for (int i = 0; i < 5000; ++i) {
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(45);
+    while (std::chrono::steady_clock::now() < deadline) {
         {
             std::lock_guard lk(mutex_);
             if (!released_) co_return;  // bound again meanwhile

@@ -411,8 +411,9 @@ result<void> gvisor_checkpoint(runsc_config const& rc, std::string const& id, fs
         return error(errc::server_error, "the envd agent of sandbox " + id + " did not let go of its socket",
                      {"pause"});
     }
-    // The agent creates the marker once it holds no socket any more.
-    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    // The agent creates the marker once it holds no socket any more. Generous: under gVisor's
+    // ptrace platform on a loaded machine its sessions took over 15 s to notice (CI, 2026-12-06).
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(45);
     std::error_code ec;
     while (!fs::exists(marker, ec) && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(2));

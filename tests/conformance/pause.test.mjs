@@ -106,7 +106,7 @@ test('pause with keepMemory false, then Sandbox.connect: processes are gone, fil
   await resumed.kill()
 })
 
-test('injected 503 on pause gives ServiceBusyError and the sandbox stays running', { timeout: 60_000 }, async () => {
+test('injected 503 on pause gives ServiceBusyError and the sandbox stays running', { timeout: 120_000 }, async () => {
   const sbx = await server.create({ metadata: { suite: 'pause', run: runId() }, timeoutMs: 120_000 })
   const bg = await sbx.commands.run('sleep 300', { background: true, timeoutMs: 0 })
 
