@@ -147,6 +147,9 @@ json::object detail_json(server_state const& st, sandbox const& sb, bool detail)
     json::object md;
     for (auto const& [k, v] : sb.metadata) md[k] = v;
     o["metadata"] = std::move(md);
+    json::array mounts;
+    for (auto const& m : sb.volume_mounts) mounts.push_back(json::object{{"name", m.name}, {"path", m.path}});
+    o["volumeMounts"] = std::move(mounts);
     {
         std::lock_guard lk(sb.mutex);
         o["endAt"] = rfc3339(sb.end_at);
@@ -213,8 +216,41 @@ std::optional<std::string> unsupported_create_fields(json::object const& o)
         return std::string("iam (workload identity tokens) is not supported by prism-e2b-local");
     if (auto const* mcp = present("mcp"); mcp && !empty(*mcp))
         return std::string("mcp is not supported by prism-e2b-local");
-    if (auto const* v = present("volumeMounts"); v && !empty(*v))
-        return std::string("volumeMounts: volumes are not supported by prism-e2b-local");
+    return std::nullopt;
+}
+
+/// NewSandbox's volumeMounts ([{name, path}]) into `out`; the error otherwise. Mounting needs an
+/// engine with a mount namespace of the sandbox's own and, for its ids, idmapped mounts (root).
+std::optional<std::string> get_volume_mounts(server_state const& st, json::object const& o,
+                                             std::vector<volume_mount>& out)
+{
+    auto it = o.find("volumeMounts");
+    if (it == o.end() || it->value().is_null()) return std::nullopt;
+    if (!it->value().is_array()) return std::string("volumeMounts must be an array of {name, path}");
+    auto const& arr = it->value().as_array();
+    if (arr.empty()) return std::nullopt;
+    if (!(st.engine == "namespaces" && !st.rootless) && st.engine != "gvisor")
+        return "volumeMounts: the " + st.engine + (st.rootless ? " engine of a server not run as root" : " engine") +
+               " cannot mount volumes (the namespaces engine run as root and gvisor can)";
+    for (auto const& m : arr) {
+        auto const* mo = m.if_object();
+        auto const* name = mo ? mo->if_contains("name") : nullptr;
+        auto const* path = mo ? mo->if_contains("path") : nullptr;
+        if (!name || !name->is_string() || !path || !path->is_string())
+            return std::string("volumeMounts must be an array of {name, path}");
+        std::string const p(path->as_string());
+        if (auto why = volume_mount_path_problem(p)) return "volumeMounts: path \"" + p + "\" " + *why;
+        auto v = st.volumes.find_by_name(name->as_string());
+        if (!v) return "volumeMounts: volume \"" + std::string(name->as_string()) + "\" not found";
+        for (auto const& prev : out) {
+            auto const under = [](std::string const& a, std::string const& b) {
+                return a == b || (a.size() > b.size() && a.rfind(b, 0) == 0 && a[b.size()] == '/');
+            };
+            if (under(p, prev.path) || under(prev.path, p))
+                return "volumeMounts: " + prev.path + " and " + p + " overlap";
+        }
+        out.push_back(volume_mount{v->name, v->id, p});
+    }
     return std::nullopt;
 }
 
@@ -244,11 +280,13 @@ asio::awaitable<void> create(std::shared_ptr<server_state> st, http_request cons
     std::optional<bool> auto_pause, auto_pause_memory, allow_internet;
     bool auto_resume = false;
     std::map<std::string, std::string> metadata, env_vars;
+    std::vector<volume_mount> mounts;
     std::optional<std::string> e;
     if ((e = get_int(o, "timeout", timeout)) || (e = validate_timeout(timeout)) ||
         (e = get_bool(o, "autoPause", auto_pause)) || (e = get_bool(o, "autoPauseMemory", auto_pause_memory)) ||
         (e = get_string_map(o, "metadata", metadata)) || (e = get_string_map(o, "envVars", env_vars)) ||
-        (e = get_bool(o, "allow_internet_access", allow_internet)) || (e = unsupported_create_fields(o))) {
+        (e = get_bool(o, "allow_internet_access", allow_internet)) || (e = unsupported_create_fields(o)) ||
+        (e = get_volume_mounts(*st, o, mounts))) {
         co_await sink.send(rest_error(400, *e));
         co_return;
     }
@@ -269,7 +307,8 @@ asio::awaitable<void> create(std::shared_ptr<server_state> st, http_request cons
     }
     auto sb = st->create_sandbox(*tpl, std::move(metadata), std::move(env_vars),
                                  timeout ? std::chrono::seconds(*timeout) : default_timeout, auto_pause.value_or(false),
-                                 auto_pause_memory.value_or(true), auto_resume, allow_internet.value_or(true));
+                                 auto_pause_memory.value_or(true), auto_resume, allow_internet.value_or(true),
+                                 std::move(mounts));
     if (!sb) {
         http_response er = rest_error(sb.error() == errc::service_busy ? 503 : 500, sb.error().message());
         co_await sink.send(std::move(er));
@@ -311,7 +350,7 @@ http_response fork(server_state& st, std::shared_ptr<sandbox> const& sb, std::st
     for (std::int64_t i = 0; i < count.value_or(1); ++i) {
         json::object r;
         auto made = tpl ? st.create_sandbox(*tpl, sb->metadata, {}, std::chrono::seconds(timeout.value_or(15)),
-                                            auto_pause, auto_pause_memory, auto_resume, sb->internet)
+                                            auto_pause, auto_pause_memory, auto_resume, sb->internet, sb->volume_mounts)
                         : result<std::shared_ptr<sandbox>>(tpl.error());
         if (made) {
             r["sandbox"] = sandbox_json(st, **made);
@@ -476,8 +515,8 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
             co_await sink.send(rest_error(405, "method not allowed"));
         co_return;
     }
-    if (co_await handle_snapshot_routes(st, req, sink) || co_await handle_metrics_routes(st, req, sink) ||
-        co_await handle_log_routes(st, req, sink))
+    if (co_await handle_snapshot_routes(st, req, sink) || co_await handle_volume_routes(st, req, sink) ||
+        co_await handle_metrics_routes(st, req, sink) || co_await handle_log_routes(st, req, sink))
         co_return;
     std::string_view rest(path);
     // v2 connect: the body may be omitted, an omitted timeout is 300 s.

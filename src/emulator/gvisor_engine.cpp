@@ -252,6 +252,32 @@ json::object fs_mount(std::string const& dst, std::string const& type, json::arr
     return m;
 }
 
+/// The volumes' mount points (in the sandbox's own files when the path is inside them, made
+/// under its root so its symlinks lead nowhere else; otherwise in the skeleton) and binds.
+result<void> bind_volumes(gvisor_boot_spec const& spec, fs::path const& rootfs, json::array& mounts)
+{
+    for (auto const& v : spec.volumes) {
+        std::string const first = v.path.substr(1, v.path.find('/', 1) - 1);
+        bool const own = first == "home" || first == "workspace" || first == "tmp" || first == "root";
+        int err = 0;
+        if (own) {
+            unique_fd root(::open(spec.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+            err = root ? make_dirs_in_root(root.get(), v.path) : errno;
+        } else {
+            std::error_code ec;
+            fs::create_directories(rootfs / v.path.substr(1), ec);
+            err = ec.value();
+        }
+        if (err != 0)
+            return error(errc::server_error, "cannot make the mount point of a volume at " + v.path, {"create"});
+        auto m = bind_mount(v.path, v.source.string(), true);
+        m["options"].as_array().emplace_back("nosuid");
+        m["options"].as_array().emplace_back("nodev");
+        mounts.push_back(std::move(m));
+    }
+    return result<void>{};
+}
+
 /// The OCI bundle in dir/bundle: a read-only skeleton root (mount points and the host's
 /// symlinked system directories) and config.json.
 result<fs::path> write_bundle(gvisor_boot_spec const& spec)
@@ -297,6 +323,7 @@ result<fs::path> write_bundle(gvisor_boot_spec const& spec)
         mounts.push_back(bind_mount(std::string("/") + d, (spec.root / d).string(), true));
     }
     for (char const* d : {"proc", "dev", "sys", "run", "var", "mnt"}) fs::create_directories(rootfs / d, ec);
+    if (auto bound = bind_volumes(spec, rootfs, mounts); !bound) return bound.error();
     mounts.push_back(fs_mount("/run", "tmpfs"));
     mounts.push_back(fs_mount("/var", "tmpfs"));
     mounts.push_back(fs_mount("/var/tmp", "tmpfs"));

@@ -58,6 +58,7 @@ struct gvisor_boot_spec {
     std::string agent_config;              ///< the agent's JSON config (agent_config, with listen_path set)
     std::vector<std::string> cgroup_dirs;  ///< runsc create/restore (and so the Sentry) run in these
     ns_limits limits;                      ///< written into the OCI spec too (what runsc would apply)
+    std::vector<volume_bind> volumes;      ///< bound read-write (ids inside are the host's under gVisor)
 };
 
 /// Writes the bundle and runs `runsc create` + `start`; returns once the agent answers /health.

@@ -76,6 +76,10 @@ bool ledger_write(fs::path const& dir, sandbox const& sb)
     o["diskSizeMB"] = sb.disk_mb;
     o["defaultUser"] = sb.default_user;
     o["startCmd"] = sb.start_cmd;
+    json::array mounts;
+    for (auto const& m : sb.volume_mounts)
+        mounts.push_back(json::object{{"name", m.name}, {"volumeID", m.volume_id}, {"path", m.path}});
+    o["volumeMounts"] = std::move(mounts);
     // Where a restarted server finds the sandbox's init, agent and frozen processes again.
     json::array cgroups;
     for (auto const& d : sb.limit_cgroups) cgroups.emplace_back(d);

@@ -195,6 +195,8 @@ std::string sandbox_id_of(server_state const& st, http_request const& req)
 /// been paused meanwhile). nullopt: go ahead.
 std::optional<http_response> refusal(server_state& st, http_request const& req)
 {
+    // The volume-content API answers to the volume's own token, never to the API key.
+    if (req.path.rfind("/volumecontent/", 0) == 0) return volume_content_refusal(st, req);
     std::string const id = sandbox_id_of(st, req);
     if (id.empty()) {
         if (req.path.rfind("/admin/", 0) == 0) {
@@ -250,6 +252,10 @@ asio::awaitable<void> detail::dispatch(std::shared_ptr<server_state> st, http_re
     }
     if (auto refused = refusal(*st, req)) {
         co_await sink.send(std::move(*refused));
+        co_return;
+    }
+    if (req.path.rfind("/volumecontent/", 0) == 0) {
+        co_await handle_volume_content(st, std::move(req), sink);
         co_return;
     }
     std::string const id = sandbox_id_of(*st, req);
@@ -392,6 +398,7 @@ result<void> server::start()
     st.templates_dir = st.state_dir / "templates";
     fs::create_directories(st.templates_dir, ec);
     st.snapshots.open(st.state_dir / "snapshots");
+    st.volumes.open(st.state_dir / "volumes");
     // What a server that died without stop() left: its sandboxes come back.
     st.ledger = ledger_dir(st.state_dir);
     st.restore_from_ledger();
@@ -408,7 +415,9 @@ result<void> server::start()
         st.ex, [stp](http_request req, response_sink& sink) { return dispatch(stp, std::move(req), sink); },
         [stp](http_request const& head) {
             head_verdict v;
-            v.body_limit = head.method == "POST" && head.path == "/files" ? stp->opts.max_file_bytes : 1u << 20;
+            bool const upload = (head.method == "POST" && head.path == "/files") ||
+                                (head.method == "PUT" && head.path.rfind("/volumecontent/", 0) == 0);
+            v.body_limit = upload ? stp->opts.max_file_bytes : 1u << 20;
             v.refuse = refusal(*stp, head);
             return v;
         },

@@ -326,9 +326,10 @@ namespace {
 
 /// One step of assembling the root, prepared before clone so the child only makes syscalls.
 struct mount_op {
-    enum kind { make_dir, make_file, bind_ro, bind_rw, bind_dev, link, tmpfs, devpts, proc, mask } what;
+    enum kind { make_dir, make_file, bind_ro, bind_rw, bind_dev, link, tmpfs, devpts, proc, mask, volume } what;
     std::string src, dst;  ///< dst: relative to the new root
-    /// A bind's source, cloned by the init while it still has the server's host ids (open_tree).
+    /// A bind's source, cloned by the init while it still has the server's host ids (open_tree);
+    /// a volume's, idmapped by the server before the clone (idmapped_volume_tree).
     int tree = -1;
     bool binds() const noexcept { return what == bind_ro || what == bind_rw || what == bind_dev || what == mask; }
 };
@@ -387,6 +388,40 @@ int attach_stage_tmpfs(int target_fd)
         return -1;
     }
     return mnt;
+}
+
+/// The directory `rel` (relative to the working directory, the new root), made where missing,
+/// each component opened without following a symlink: a volume's path may run through the
+/// sandbox's own files, where its processes could have left a link to a host directory (the
+/// init still resolves against the host's "/"). O_PATH descriptor or -1. Only syscalls (the
+/// child of clone); `rel` is at most 255 bytes (volume_mount_path_problem).
+int open_mount_point(char const* rel)
+{
+    char buf[256];
+    std::size_t n = 0;
+    while (rel[n] != '\0' && n + 1 < sizeof buf) {
+        buf[n] = rel[n];
+        ++n;
+    }
+    if (rel[n] != '\0') return -1;
+    buf[n] = '\0';
+    int dir = ::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    char* part = buf;
+    while (dir >= 0 && *part != '\0') {
+        char* end = part;
+        while (*end != '\0' && *end != '/') ++end;
+        bool const last = *end == '\0';
+        *end = '\0';
+        if (::mkdirat(dir, part, 0755) != 0 && errno != EEXIST) {
+            ::close(dir);
+            return -1;
+        }
+        int const next = ::openat(dir, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        ::close(dir);
+        dir = next;
+        part = last ? end : end + 1;
+    }
+    return dir;
 }
 
 struct init_program {
@@ -476,6 +511,14 @@ struct init_fds {
                     rc = static_cast<int>(
                         ::syscall(SYS_move_mount, op.tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH));
                 break;
+            case mount_op::volume: {
+                int const at = open_mount_point(dst);
+                rc = at < 0 ? -1
+                            : static_cast<int>(::syscall(SYS_move_mount, op.tree, "", at, "",
+                                                         MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
+                if (at >= 0) ::close(at);
+                break;
+            }
             case mount_op::link:
                 rc = ::symlink(op.src.c_str(), dst);
                 break;
@@ -587,7 +630,54 @@ init_program plan(ns_boot_spec const& spec)
     // Its own /proc (its pid namespace) with its own boot id.
     add(mount_op::proc, {}, "proc");
     add(mount_op::mask, spec.boot_id_file.string(), "proc/sys/kernel/random/boot_id");
+    for (auto const& v : spec.volumes) add(mount_op::volume, v.source.string(), v.path.substr(1));
     return p;
+}
+
+/// A detached clone of the volume directory `src` (nosuid, nodev) whose ids are seen shifted
+/// onto the range at `base`: a file of uid 1000 on disk is the sandbox's uid 1000 (host
+/// base + 1000) and what the sandbox writes lands on disk with the ids it has inside. An
+/// idmapped mount needs CAP_SYS_ADMIN in the initial user namespace, so the server makes it,
+/// with a helper user namespace of the sandbox's map; the init inherits the descriptor.
+result<unique_fd> idmapped_volume_tree(std::string const& src, uid_t base)
+{
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return error(errc::server_error, "pipe failed", {"create"});
+    unique_fd hold_r(p[0]), hold_w(p[1]);
+    // The helper only waits for the pipe to close (raw clone: only syscalls in the child).
+    long const rc = ::syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+    if (rc == 0) {
+        char c;
+        ::syscall(SYS_close, p[1]);
+        while (::read(p[0], &c, 1) < 0 && errno == EINTR) {
+        }
+        ::syscall(SYS_exit_group, 0);
+    }
+    if (rc < 0)
+        return error(boost::system::error_code(errno, boost::system::system_category()),
+                     "cannot create the user namespace of a volume's mount", {"create"});
+    pid_t const helper = static_cast<pid_t>(rc);
+    hold_r = unique_fd();
+    std::string const proc = "/proc/" + std::to_string(helper);
+    std::string const map = "0 " + std::to_string(base) + " " + std::to_string(ns_range_size) + "\n";
+    unique_fd userns;
+    if (write_small_file(proc + "/uid_map", map) && write_small_file(proc + "/gid_map", map))
+        userns = unique_fd(::open((proc + "/ns/user").c_str(), O_RDONLY | O_CLOEXEC));
+    hold_w = unique_fd();  // the helper exits; its namespace lives on in `userns`
+    ::waitpid(helper, nullptr, 0);
+    if (!userns) return error(errc::server_error, "cannot map the ids of a volume's mount", {"create"});
+    unique_fd tree(
+        static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, src.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)));
+    if (!tree)
+        return error(boost::system::error_code(errno, boost::system::system_category()),
+                     "cannot open the volume directory " + src, {"create"});
+    struct mount_attr a {};
+    a.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    a.userns_fd = static_cast<std::uint64_t>(userns.get());
+    if (::syscall(SYS_mount_setattr, tree.get(), "", AT_EMPTY_PATH, &a, sizeof a) != 0)
+        return error(boost::system::error_code(errno, boost::system::system_category()),
+                     "cannot make an idmapped mount of the volume directory " + src, {"create"});
+    return tree;
 }
 
 std::string stage_name(int stage)
@@ -621,6 +711,16 @@ std::string stage_name(int stage)
 result<ns_init> start_sandbox_init(ns_boot_spec const& spec)
 {
     auto program = plan(spec);
+    if (spec.rootless && !spec.volumes.empty())
+        return error(errc::unsupported, "volumes need idmapped mounts: a server run as root", {"create"});
+    std::vector<unique_fd> volume_trees;  // inherited by the init through the clone, closed here after it
+    for (auto& op : program.ops) {
+        if (op.what != mount_op::volume) continue;
+        auto tree = idmapped_volume_tree(op.src, spec.uid_base);
+        if (!tree) return tree.error();
+        op.tree = tree->get();
+        volume_trees.push_back(std::move(*tree));
+    }
     // Rootless: the server's own ids are all an unprivileged user may map (without setgroups).
     std::string const uid_map = spec.rootless
                                     ? "1000 " + std::to_string(::geteuid()) + " 1\n"

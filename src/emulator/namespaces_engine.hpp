@@ -91,6 +91,12 @@ result<std::vector<std::string>> create_sandbox_cgroups(ns_cgroup_roots const& r
 /// The limits as the kernel has them (read back from the cgroup files); 0 when unreadable.
 ns_limits read_sandbox_limits(std::vector<std::string> const& cgroup_dirs);
 
+/// A volume's directory and where a sandbox sees it (volumes.hpp).
+struct volume_bind {
+    std::filesystem::path source;  ///< the volume's data directory (owners as ids inside a sandbox)
+    std::string path;              ///< absolute, normalised, checked by volume_mount_path_problem
+};
+
 /// What the init needs to assemble the sandbox.
 struct ns_boot_spec {
     std::filesystem::path sandbox_root;   ///< host dir with workspace, home/user, tmp, root
@@ -112,6 +118,9 @@ struct ns_boot_spec {
     std::string agent_path;                ///< prism-e2b-envd, the program the init runs (envd_agent.hpp)
     int agent_listen_fd = -1;              ///< the listening socket the agent serves on
     std::string agent_config;              ///< JSON the agent reads on its descriptor 0
+    /// Mounted read-write, nosuid, nodev, through an idmapped mount onto the sandbox's range
+    /// (needs a server run as root: the server makes the mounts before the clone).
+    std::vector<volume_bind> volumes;
 };
 
 /// A running sandbox init.

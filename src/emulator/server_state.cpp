@@ -554,7 +554,8 @@ result<template_spec> server_state::resolve_template(std::string const& id) cons
 
 result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     template_spec const& tpl, std::map<std::string, std::string> metadata, std::map<std::string, std::string> env_vars,
-    std::chrono::seconds timeout, bool auto_pause, bool auto_pause_memory, bool auto_resume, bool allow_internet)
+    std::chrono::seconds timeout, bool auto_pause, bool auto_pause_memory, bool auto_resume, bool allow_internet,
+    std::vector<volume_mount> volume_mounts)
 {
     if (stopping) return error(errc::service_busy, "server is stopping", {"create"});
     auto sb = std::make_shared<sandbox>();
@@ -564,6 +565,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     sb->disk_mb = tpl.disk_mb;  // reported only, unless the quota below applies
     sb->default_user = tpl.user;
     sb->start_cmd = tpl.start_cmd;
+    sb->volume_mounts = std::move(volume_mounts);
     sb->access_token = random_hex(32);
     secret_redactor::global().add(sb->access_token, token_scope(sb->id));
     sb->dir = state_dir / "sandboxes" / sb->id;
@@ -703,6 +705,7 @@ gvisor_boot_spec server_state::gvisor_spec_for(sandbox const& sb) const
     spec.cgroup_dirs = sb.limit_cgroups;
     if (!sb.cgroup_dir.empty()) spec.cgroup_dirs.push_back(sb.cgroup_dir);
     spec.limits = sb.limits;
+    for (auto const& m : sb.volume_mounts) spec.volumes.push_back({volumes.data_dir(m.volume_id), m.path});
     return spec;
 }
 
@@ -733,6 +736,7 @@ result<void> server_state::boot_sandbox(sandbox& sb)
     if (!sb.cgroup_dir.empty()) spec.cgroup_dirs.push_back(sb.cgroup_dir);
     spec.agent_path = envd_agent;
     spec.agent_config = boost::json::serialize(agent_config_for(sb).to_json());
+    for (auto const& m : sb.volume_mounts) spec.volumes.push_back({volumes.data_dir(m.volume_id), m.path});
     // Bound before the init exists, so the server can connect at once (the backlog holds
     // connections until the agent accepts) and again after a restart of its own.
     auto listening = listen_agent_socket(sb.agent->socket_path());
@@ -1126,6 +1130,15 @@ void server_state::restore_from_ledger()
         sb->start_cmd = str("startCmd");
         sb->metadata = map("metadata");
         sb->env_vars = map("envVars");
+        if (auto const* v = rec.if_contains("volumeMounts"); v && v->is_array())
+            for (auto const& m : v->as_array()) {
+                auto const* mo = m.if_object();
+                auto field = [&](char const* k) {
+                    auto const* x = mo ? mo->if_contains(k) : nullptr;
+                    return x && x->is_string() ? std::string(x->as_string()) : std::string();
+                };
+                sb->volume_mounts.push_back({field("name"), field("volumeID"), field("path")});
+            }
         sb->started_at = std::chrono::system_clock::time_point(ms(num("startedAtMs")));
         sb->end_at = std::chrono::system_clock::time_point(ms(num("endAtMs")));
         sb->auto_pause = flag("autoPause");

@@ -16,6 +16,7 @@
 #include "emulator/sandbox_disk.hpp"
 #include "emulator/snapshots.hpp"
 #include "emulator/templates.hpp"
+#include "emulator/volumes.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -80,6 +81,7 @@ struct sandbox {
     std::shared_ptr<agent_pool> agent;       ///< its envd agent's socket (dir/envd.sock) and connections
     std::map<std::string, std::string> metadata;
     std::map<std::string, std::string> env_vars;
+    std::vector<volume_mount> volume_mounts;  ///< namespaces (as root), gvisor engines: mounted at every boot
     // -- from its template (templates.hpp) --
     ns_limits limits;                   ///< its cgroup limits (namespaces engine)
     std::uint32_t disk_mb = 0;          ///< its disk quota (dir/disk.ext4 on root); 0: the state dir's filesystem
@@ -153,6 +155,7 @@ struct server_state : std::enable_shared_from_this<server_state> {
 
     std::filesystem::path templates_dir;  ///< state_dir/templates (templates.hpp)
     snapshot_store snapshots;             ///< state_dir/snapshots (snapshots.hpp)
+    volume_store volumes;                 ///< state_dir/volumes (volumes.hpp)
 
     mutable std::mutex mutex;  ///< guards `sandboxes` and `next_seq`
     std::map<std::string, std::shared_ptr<sandbox>> sandboxes;
@@ -170,7 +173,8 @@ struct server_state : std::enable_shared_from_this<server_state> {
                                                     std::map<std::string, std::string> env_vars,
                                                     std::chrono::seconds timeout, bool auto_pause,
                                                     bool auto_pause_memory, bool auto_resume,
-                                                    bool allow_internet = true);
+                                                    bool allow_internet = true,
+                                                    std::vector<volume_mount> volume_mounts = {});
     /// Kills every process, cuts their streams, removes the sandbox and its files.
     void kill_sandbox(std::shared_ptr<sandbox> const& sb);
     /// Errors: conflict when not running.
@@ -251,6 +255,15 @@ boost::asio::awaitable<bool> handle_snapshot_routes(std::shared_ptr<server_state
 /// A snapshot of `sb` added to the store (snapshot_routes.cpp): what POST /sandboxes/{id}/snapshots
 /// and fork take. Errors: not_found (the sandbox went), server_error.
 result<snapshot_record> take_snapshot(server_state& st, std::shared_ptr<sandbox> const& sb, std::string name);
+/// GET/POST /volumes, GET/DELETE /volumes/{id} (volume_routes.cpp); false when `req` is none of them.
+boost::asio::awaitable<bool> handle_volume_routes(std::shared_ptr<server_state> st, http_request const& req,
+                                                  response_sink& sink);
+/// /volumecontent/{id}/{dir,path,file}: the volume-content API (volume_routes.cpp), reached only
+/// through dispatch(), after volume_content_refusal().
+boost::asio::awaitable<void> handle_volume_content(std::shared_ptr<server_state> st, http_request req,
+                                                   response_sink& sink);
+/// A /volumecontent request without its volume's Bearer token: 401. nullopt: go ahead.
+std::optional<http_response> volume_content_refusal(server_state const& st, http_request const& req);
 /// GET /sandboxes/{id}/metrics and GET /sandboxes/metrics (metrics.cpp); false when `req` is neither.
 boost::asio::awaitable<bool> handle_metrics_routes(std::shared_ptr<server_state> st, http_request const& req,
                                                    response_sink& sink);
