@@ -108,9 +108,13 @@ test('volumeMounts: what one sandbox writes another one reads; a mounted volume 
   await vol.writeFile('/from-api.txt', 'from the api')
   assert.equal((await writer.commands.run('cat /mnt/data/from-api.txt; [ -O /mnt/data/from-api.txt ] && echo " is mine"')).stdout, 'from the api is mine\n')
 
+  // Mounted nosuid: a set-uid program the sandbox's root leaves there gives its user nothing.
+  await writer.commands.run('cp /usr/bin/id /mnt/data/id && chmod 4755 /mnt/data/id', { user: 'root' })
+  assert.equal((await writer.commands.run('/mnt/data/id -u')).stdout, '1000\n')
   // A second sandbox mounting it by name, elsewhere.
   const reader = await server.create({ volumeMounts: { '/home/user/shared': vol.name }, timeoutMs: 120_000 })
   assert.equal(await reader.files.read('/home/user/shared/hello.txt'), 'written by the writer')
+  assert.equal((await reader.commands.run('/home/user/shared/id -u')).stdout, '1000\n')
   // One without the mount has none of it.
   const outsider = await server.create({ timeoutMs: 120_000 })
   const look = await outsider.commands.run('ls /mnt/data 2>&1; true')
@@ -133,6 +137,20 @@ test('a symlink a sandbox leaves in a volume never leads the content API out of 
   assert.equal(await vol.readFile('/up/hostname'), 'inside\n')
   const link = (await vol.list('/')).find((e) => e.name === 'escape')
   assert.deepEqual([link.type, link.target], ['symlink', '/etc/hostname'])
+  await sbx.kill()
+  await Volume.destroy(vol.volumeId, server.opts)
+})
+
+// Namespaces engine: the init makes the mount point as the sandbox's root, in the sandbox's own
+// files, before its root is the sandbox's: it never follows a symlink there. (gVisor's Sentry
+// resolves a mount point inside the sandbox, so it has no host path to be led to.)
+test('a mount point the sandbox turned into a symlink stops its next boot, never followed', { timeout: 60_000, skip: process.env.PRISM_E2B_ENGINE === 'gvisor' }, async () => {
+  const vol = await Volume.create(volumeName(), server.opts)
+  const sbx = await server.create({ volumeMounts: { '/home/user/vol': vol }, timeoutMs: 60_000 })
+  const swapped = await sbx.commands.run('umount /home/user/vol && rmdir /home/user/vol && ln -s /etc /home/user/vol', { user: 'root' })
+  assert.equal(swapped.exitCode, 0)
+  assert.equal(await sbx.pause({ keepMemory: false }), true)
+  await assert.rejects(Sandbox.connect(sbx.sandboxId, server.opts), /mounting \/home\/user\/vol: Not a directory/)
   await sbx.kill()
   await Volume.destroy(vol.volumeId, server.opts)
 })

@@ -424,6 +424,13 @@ BOOST_AUTO_TEST_CASE(a_failed_namespaces_probe_stops_start_up_unless_a_weaker_en
     BOOST_TEST(f.server().isolation() == "mount-namespace");
     auto a = create_sandbox(f);
     BOOST_TEST(std::string(sandbox_info(f, a)["isolation"].as_string()) == "mount-namespace");
+    // It has no mount namespace of the sandbox's own to put a volume in: refused, not ignored.
+    raw_http c(f.port());
+    BOOST_TEST(c.request("POST", "/volumes", R"({"name":"v"})", api_headers(f)).status == 201);
+    auto mount = raw_http(f.port()).request(
+        "POST", "/sandboxes", R"({"templateID":"base","volumeMounts":[{"name":"v","path":"/mnt/v"}]})", api_headers(f));
+    BOOST_TEST(mount.status == 400);
+    BOOST_TEST(mount.body.find("mount-namespace engine cannot mount volumes") != std::string::npos, mount.body);
 }
 
 BOOST_AUTO_TEST_CASE(root_in_a_sandbox_is_not_host_root)

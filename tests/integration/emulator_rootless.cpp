@@ -99,6 +99,13 @@ BOOST_AUTO_TEST_CASE(a_server_that_is_not_root_isolates_its_sandboxes_rootless)
     BOOST_TEST(!enforced["memoryLimit"].as_bool());
     BOOST_TEST(!enforced["diskQuota"].as_bool());
     BOOST_TEST(enforced["pidsLimit"].as_bool());
+    // Volumes are kept and served, never mounted: an idmapped mount needs a server run as root.
+    BOOST_TEST(raw_http(srv.port()).request("POST", "/volumes", R"({"name":"rootless"})", api).status == 201);
+    auto mount = raw_http(srv.port())
+                     .request("POST", "/sandboxes",
+                              R"({"templateID":"base","volumeMounts":[{"name":"rootless","path":"/mnt/v"}]})", api);
+    BOOST_TEST(mount.status == 400);
+    BOOST_TEST(mount.body.find("cannot mount volumes") != std::string::npos, mount.body);
     // One identity: "user" (the server's host user), whoever asks.
     BOOST_TEST(run_command(srv.port(), a, "id -un").stdout_text == "user\n");
     BOOST_TEST(run_command(srv.port(), a, "id -un", as_root()).stdout_text == "user\n");
