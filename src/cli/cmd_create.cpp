@@ -16,6 +16,7 @@ void add_create_command(CLI::App& app, run_state& st)
         std::string template_id = "base";
         long long timeout = 300;
         std::vector<std::string> labels;
+        std::vector<std::string> volumes;
         output_format format = output_format::text;
     };
     auto o = std::make_shared<options>();
@@ -27,12 +28,24 @@ void add_create_command(CLI::App& app, run_state& st)
     cmd->add_option("-l,--label,--metadata", o->labels, "metadata k=v stored with the sandbox (repeatable)")
         ->allow_extra_args(false)
         ->check(label_validator());
+    cmd->add_option("-v,--volume", o->volumes, "mount a volume: NAME:/path (repeatable)")
+        ->allow_extra_args(false)
+        ->check([](std::string const& s) {
+            auto const colon = s.find(':');
+            return colon == 0 || colon == std::string::npos || colon + 1 == s.size() || s[colon + 1] != '/'
+                       ? std::string("must be NAME:/absolute/path")
+                       : std::string();
+        });
     add_format_options(cmd, o->format);
     cmd->callback([o, &st] {
         e2b::create_sandbox_params params;
         params.template_id = o->template_id;
         params.timeout = std::chrono::seconds(o->timeout);
         for (auto const& l : o->labels) params.metadata.insert(split_label(l));
+        for (auto const& v : o->volumes) {
+            auto const colon = v.find(':');
+            params.volume_mounts.push_back({v.substr(0, colon), v.substr(colon + 1)});
+        }
         st.exit = run_with_client("create",
                                   [params, format = o->format](std::shared_ptr<e2b::client> c) -> asio::awaitable<int> {
                                       auto p = params;

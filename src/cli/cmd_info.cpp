@@ -41,6 +41,11 @@ json::object to_json(e2b::sandbox_info const& s)
                    {"diskSizeMB", s.disk_size_mb}};
     if (s.lifecycle)
         o["lifecycle"] = json::object{{"autoResume", s.lifecycle->auto_resume}, {"onTimeout", s.lifecycle->on_timeout}};
+    if (!s.volume_mounts.empty()) {
+        json::array mounts;
+        for (auto const& m : s.volume_mounts) mounts.push_back(json::object{{"name", m.name}, {"path", m.path}});
+        o["volumeMounts"] = std::move(mounts);
+    }
     return o;
 }
 
@@ -95,6 +100,7 @@ void add_info(CLI::App& app, run_state& st)
             if (r->lifecycle)
                 std::cout << "on_timeout: " << r->lifecycle->on_timeout << "\n"
                           << "auto_resume: " << (r->lifecycle->auto_resume ? "true" : "false") << "\n";
+            for (auto const& m : r->volume_mounts) std::cout << "volume: " << m.name << " at " << m.path << "\n";
             std::cout.flush();
             co_return exit_ok;
         });

@@ -87,6 +87,7 @@ void add_metrics_command(CLI::App& app, run_state& st);     // cmd_metrics.cpp: 
 void add_logs_command(CLI::App& app, run_state& st);        // cmd_logs.cpp: logs
 void add_snapshot_commands(CLI::App& app, run_state& st);   // cmd_snapshot.cpp: snapshot create|list|delete
 void add_fork_command(CLI::App& app, run_state& st);        // cmd_fork.cpp: fork
+void add_volume_commands(CLI::App& app, run_state& st);     // cmd_volume.cpp: volume create|list|info|delete|ls|...
 void add_demo_command(CLI::App& app, run_state& st);        // demo.cpp: demo
 void add_bench_command(CLI::App& app, run_state& st);       // bench.cpp: bench
 /// bench_pause_resume.cpp: `bench pause_resume_memory ...` (nullopt: another bench scenario).

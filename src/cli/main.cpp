@@ -67,6 +67,7 @@ int main(int argc, char** argv)
     add_logs_command(app, st);
     add_snapshot_commands(app, st);
     add_fork_command(app, st);
+    add_volume_commands(app, st);
     add_demo_command(app, st);
     add_bench_command(app, st);
     for (auto* sub : app.get_subcommands([](CLI::App*) { return true; }))

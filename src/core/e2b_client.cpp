@@ -89,6 +89,51 @@ void client::do_delete_snapshot(std::string, completion_handler<bool> h)
 {
     complete_unsupported(std::move(h), "delete snapshot");
 }
+void client::do_create_volume(std::string, completion_handler<volume_info> h)
+{
+    complete_unsupported(std::move(h), "create volume");
+}
+void client::do_get_volume(std::string, completion_handler<volume_info> h)
+{
+    complete_unsupported(std::move(h), "get volume");
+}
+void client::do_list_volumes(completion_handler<std::vector<volume_info>> h)
+{
+    complete_unsupported(std::move(h), "list volumes");
+}
+void client::do_delete_volume(std::string, completion_handler<bool> h)
+{
+    complete_unsupported(std::move(h), "delete volume");
+}
+void client::do_volume_list(volume_ref, std::string, std::uint32_t, completion_handler<std::vector<volume_entry>> h)
+{
+    complete_unsupported(std::move(h), "volume list");
+}
+void client::do_volume_make_dir(volume_ref, std::string, volume_write_options, completion_handler<volume_entry> h)
+{
+    complete_unsupported(std::move(h), "volume make dir");
+}
+void client::do_volume_stat(volume_ref, std::string, completion_handler<volume_entry> h)
+{
+    complete_unsupported(std::move(h), "volume stat");
+}
+void client::do_volume_update_metadata(volume_ref, std::string, volume_metadata, completion_handler<volume_entry> h)
+{
+    complete_unsupported(std::move(h), "volume update metadata");
+}
+void client::do_volume_read_file(volume_ref, std::string, completion_handler<std::string> h)
+{
+    complete_unsupported(std::move(h), "volume read file");
+}
+void client::do_volume_write_file(volume_ref, std::string, std::string, volume_write_options,
+                                  completion_handler<volume_entry> h)
+{
+    complete_unsupported(std::move(h), "volume write file");
+}
+void client::do_volume_remove(volume_ref, std::string, completion_handler<void> h)
+{
+    complete_unsupported(std::move(h), "volume remove");
+}
 void client::do_get_sandbox_logs(std::string, logs_params, completion_handler<std::vector<sandbox_log_entry>> h)
 {
     complete_unsupported(std::move(h), "sandbox logs");

@@ -98,6 +98,23 @@ protected:
     void do_delete_snapshot(std::string snapshot_id, completion_handler<bool> h) override;
     void do_get_sandbox_logs(std::string sandbox_id, e2b::logs_params params,
                              completion_handler<std::vector<e2b::sandbox_log_entry>> h) override;
+    // control plane: volumes and the volume-content API (control_volumes.cpp)
+    void do_create_volume(std::string name, completion_handler<e2b::volume_info> h) override;
+    void do_get_volume(std::string volume_id, completion_handler<e2b::volume_info> h) override;
+    void do_list_volumes(completion_handler<std::vector<e2b::volume_info>> h) override;
+    void do_delete_volume(std::string volume_id, completion_handler<bool> h) override;
+    void do_volume_list(e2b::volume_ref volume, std::string path, std::uint32_t depth,
+                        completion_handler<std::vector<e2b::volume_entry>> h) override;
+    void do_volume_make_dir(e2b::volume_ref volume, std::string path, e2b::volume_write_options options,
+                            completion_handler<e2b::volume_entry> h) override;
+    void do_volume_stat(e2b::volume_ref volume, std::string path, completion_handler<e2b::volume_entry> h) override;
+    void do_volume_update_metadata(e2b::volume_ref volume, std::string path, e2b::volume_metadata metadata,
+                                   completion_handler<e2b::volume_entry> h) override;
+    void do_volume_read_file(e2b::volume_ref volume, std::string path, completion_handler<std::string> h) override;
+    void do_volume_write_file(e2b::volume_ref volume, std::string path, std::string data,
+                              e2b::volume_write_options options, completion_handler<e2b::volume_entry> h) override;
+    void do_volume_remove(e2b::volume_ref volume, std::string path, completion_handler<void> h) override;
+
     void do_update_network(std::string sandbox_id, e2b::network_update update, completion_handler<void> h) override;
     // signed_urls.cpp
     result<std::string> do_get_host(e2b::envd_target const& target, std::uint16_t port) const override;
@@ -115,6 +132,16 @@ private:
     /// One control-plane request with retries; errors are transport errors only.
     boost::asio::awaitable<result<http_response>> api_call(std::string method, std::string target,
                                                            std::optional<std::string> body, bool idempotent);
+    /// One request at the API's origin with the given credentials (api_call: X-API-KEY; the
+    /// volume-content API: the volume's Bearer token), a body of `content_type`.
+    boost::asio::awaitable<result<http_response>> origin_call(std::string method, std::string target, header_list auth,
+                                                              std::optional<std::string> body, std::string content_type,
+                                                              bool idempotent);
+    /// A volume-content call (control_volumes.cpp): a 2xx answer, or its mapped error.
+    boost::asio::awaitable<result<http_response>> volume_call(std::string method, std::string what,
+                                                              e2b::volume_ref const& volume, std::string query,
+                                                              std::optional<std::string> body, char const* content_type,
+                                                              bool idempotent);
     /// api_call on the v2 path, then once on the v1 path when the server does not know v2 (404/405);
     /// `v1_only` is set when v1 then answered 2xx, and while set only v1 is asked. An empty
     /// `v2_target`: a request only v1 can express.

@@ -39,12 +39,23 @@ call_options client_impl::call(bool idempotent, std::size_t max_reply) const
 asio::awaitable<result<http_response>> client_impl::api_call(std::string method, std::string target,
                                                              std::optional<std::string> body, bool idempotent)
 {
+    header_list auth{{"X-API-KEY", opts_.api_key}};
+    co_return co_await origin_call(std::move(method), std::move(target), std::move(auth), std::move(body),
+                                   "application/json", idempotent);
+}
+
+asio::awaitable<result<http_response>> client_impl::origin_call(std::string method, std::string target,
+                                                                header_list auth, std::optional<std::string> body,
+                                                                std::string content_type, bool idempotent)
+{
     http_request req;
     req.method = std::move(method);
     req.target = std::move(target);
-    req.headers = {{"X-API-KEY", opts_.api_key}, {"User-Agent", opts_.raw.user_agent}, {"Accept", "application/json"}};
+    req.headers = std::move(auth);
+    req.headers.emplace_back("User-Agent", opts_.raw.user_agent);
+    req.headers.emplace_back("Accept", "application/json");
     if (body) {
-        req.headers.emplace_back("Content-Type", "application/json");
+        req.headers.emplace_back("Content-Type", std::move(content_type));
         req.body = std::move(*body);
     }
     auto const c = call(idempotent);

@@ -135,6 +135,18 @@ result<e2b::sandbox_info> to_info(json::object const& o, bool detail)
     else
         return bad("unknown sandbox state '" + *state + "'");
     i.metadata = std::move(*md);
+    if (auto const* vm = field(o, "volumeMounts")) {
+        if (!vm->is_array()) return bad("volumeMounts is not an array");
+        for (auto const& m : vm->get_array()) {
+            auto mo = as_object(m);
+            if (!mo) return bad("a volume mount is not an object");
+            auto name = str(**mo, "name", true);
+            auto path = str(**mo, "path", true);
+            if (!name) return name.error();
+            if (!path) return path.error();
+            i.volume_mounts.push_back({std::move(*name), std::move(*path)});
+        }
+    }
     i.cpu_count = *cpu;
     i.memory_mb = *mem;
     i.disk_size_mb = *disk;
@@ -242,6 +254,11 @@ std::string create_body(e2b::create_sandbox_params const& p, create_api api)
         json::object ar;
         ar["enabled"] = *p.auto_resume;
         o["autoResume"] = std::move(ar);
+    }
+    if (!p.volume_mounts.empty()) {
+        json::array mounts;
+        for (auto const& m : p.volume_mounts) mounts.push_back(json::object{{"name", m.name}, {"path", m.path}});
+        o["volumeMounts"] = std::move(mounts);
     }
     return json::serialize(o);
 }

@@ -1,4 +1,4 @@
-// The prism-e2b binary's logs, snapshot create|list|delete, fork, list filters and
+// The prism-e2b binary's logs, snapshot create|list|delete, fork, volumes, list filters and
 // streamed files get|put (bounded memory, a progress line) against the local server.
 #include "cli_harness.hpp"
 
@@ -78,6 +78,44 @@ BOOST_AUTO_TEST_CASE(snapshot_create_list_delete)
     BOOST_TEST(after.out.find(snap) == std::string::npos);
     BOOST_TEST(run_cli({"snapshot"}, env).exit == 64);
     BOOST_TEST(run_cli({"snapshot", "create", "nosuchsandbox"}, env).exit == 66);
+}
+
+BOOST_AUTO_TEST_CASE(volume_commands_and_a_sandbox_that_mounts_one)
+{
+    local_server_fixture srv;
+    auto const env = cli_env(srv);
+    auto made = run_cli({"volume", "create", "cli-vol"}, env);
+    BOOST_REQUIRE_MESSAGE(made.exit == 0, made.err);
+    std::string vol = made.out;
+    while (!vol.empty() && vol.back() == '\n') vol.pop_back();
+    BOOST_TEST(run_cli({"volume", "create", "cli-vol"}, env).exit == 69);   // 409: the name is taken
+    BOOST_TEST(run_cli({"volume", "create", "bad name"}, env).exit == 69);  // 400
+    auto info = run_cli({"volume", "info", vol, "--json"}, env);
+    BOOST_TEST(info.json().at("name").as_string() == "cli-vol");
+    BOOST_TEST(info.out.find("token") == std::string::npos);  // a secret: never printed
+    BOOST_TEST(run_cli({"volume", "list"}, env).out.find(vol + "\tcli-vol") != std::string::npos);
+
+    BOOST_REQUIRE(run_cli({"volume", "mkdir", vol, "/d/e", "-p"}, env).exit == 0);
+    auto w = run_cli({"volume", "write", vol, "/d/e/f.txt", "--mode", "640", "--json"}, env, "from stdin\n");
+    BOOST_REQUIRE_MESSAGE(w.exit == 0, w.err);
+    BOOST_TEST(w.json().at("mode").as_int64() == 0640);
+    BOOST_TEST(run_cli({"volume", "read", vol, "/d/e/f.txt"}, env).out == "from stdin\n");
+    auto ls = run_cli({"volume", "ls", vol, "/", "--depth", "3", "--json"}, env);
+    BOOST_TEST(ls.json().as_array().size() == 3u);
+    BOOST_TEST(
+        run_cli({"volume", "chown", vol, "/d/e/f.txt", "--uid", "0", "--json"}, env).json().at("uid").as_int64() == 0);
+    BOOST_TEST(run_cli({"volume", "stat", vol, "/missing"}, env).exit == 66);
+    BOOST_TEST(run_cli({"volume", "mkdir", vol, "/x", "--mode", "9"}, env).exit == 64);
+
+    auto const id = created(env, {"--volume", "cli-vol:/mnt/v"});
+    BOOST_TEST(run_cli({"exec", id, "--", "cat", "/mnt/v/d/e/f.txt"}, env).out == "from stdin\n");
+    BOOST_TEST(run_cli({"info", id}, env).out.find("volume: cli-vol at /mnt/v") != std::string::npos);
+    BOOST_TEST(run_cli({"create", "--volume", "cli-vol"}, env).exit == 64);  // no path
+    BOOST_TEST(run_cli({"volume", "delete", vol}, env).exit == 69);          // 409: mounted
+    BOOST_REQUIRE(run_cli({"kill", id}, env).exit == 0);
+    BOOST_TEST(run_cli({"volume", "rm", vol, "/d"}, env).exit == 0);
+    BOOST_TEST(run_cli({"volume", "delete", vol}, env).exit == 0);
+    BOOST_TEST(run_cli({"volume", "delete", vol}, env).exit == 66);
 }
 
 BOOST_AUTO_TEST_CASE(fork_prints_the_forks_which_start_from_the_source_s_files)

@@ -141,6 +141,77 @@ BOOST_AUTO_TEST_CASE(fork_starts_sandboxes_from_the_source_which_runs_on)
         std::chrono::seconds(120));
 }
 
+BOOST_AUTO_TEST_CASE(volumes_hold_files_that_sandboxes_mount)
+{
+    local_server_fixture srv;
+    run_coro(
+        [&](asio::any_io_executor ex) -> asio::awaitable<void> {
+            auto c = client_for(srv, ex);
+            std::string const name = "client-vol";
+            auto v = co_await c->async_create_volume(name);
+            BOOST_REQUIRE_MESSAGE(v, v.error().to_string());
+            BOOST_TEST(v->name == name);
+            BOOST_TEST(secret_redactor::global().is_secret(v->token));
+            auto dup = co_await c->async_create_volume(name);
+            BOOST_TEST((!dup && dup.error() == errc::conflict));
+            auto listed = co_await c->async_list_volumes();
+            BOOST_REQUIRE(listed);
+            BOOST_TEST((listed->size() == 1 && (*listed)[0].volume_id == v->volume_id && (*listed)[0].token.empty()));
+            auto got = co_await c->async_get_volume(v->volume_id);
+            BOOST_TEST((got && got->token == v->token));
+
+            e2b::volume_ref const ref{v->volume_id, v->token};
+            e2b::volume_write_options parents;
+            parents.force = true;
+            auto dir = co_await c->async_volume_make_dir(ref, "/a/b", parents);
+            BOOST_REQUIRE_MESSAGE(dir, dir.error().to_string());
+            BOOST_TEST((dir->type == e2b::volume_entry_type::directory && dir->uid == 1000u));
+            e2b::volume_write_options owned;
+            owned.metadata.mode = 0600;
+            auto w = co_await c->async_volume_write_file(ref, "/a/b/f.txt", std::string("payload\0bytes", 13), owned);
+            BOOST_REQUIRE_MESSAGE(w, w.error().to_string());
+            BOOST_TEST((w->size == 13 && w->mode == 0600u && w->path == "/a/b/f.txt"));
+            auto r = co_await c->async_volume_read_file(ref, "/a/b/f.txt");
+            BOOST_TEST((r && *r == std::string("payload\0bytes", 13)));
+            e2b::volume_metadata root_owned;
+            root_owned.uid = 0;
+            auto md = co_await c->async_volume_update_metadata(ref, "/a/b/f.txt", root_owned);
+            BOOST_TEST((md && md->uid == 0u && md->gid == 1000u));
+            auto ls = co_await c->async_volume_list(ref, "/", 3);
+            BOOST_REQUIRE(ls);
+            BOOST_TEST(ls->size() == 3u);  // /a, /a/b, /a/b/f.txt
+            auto missing = co_await c->async_volume_stat(ref, "/nope");
+            BOOST_TEST((!missing && missing.error() == errc::not_found));
+            e2b::volume_ref const wrong{v->volume_id, std::string(64, '0')};
+            auto refused = co_await c->async_volume_stat(wrong, "/a");
+            BOOST_TEST((!refused && refused.error() == errc::unauthenticated));
+
+            // Mounted by a sandbox: what it holds is there, and the volume stays while the sandbox does.
+            e2b::create_sandbox_params p;
+            p.timeout = std::chrono::seconds(120);
+            p.volume_mounts.push_back({name, "/mnt/vol"});
+            auto h = co_await c->async_create_sandbox(p);
+            BOOST_REQUIRE_MESSAGE(h, h.error().to_string());
+            auto inside = co_await c->async_read_file(e2b::envd_target::from(*h), "/mnt/vol/a/b/f.txt");
+            BOOST_TEST((inside && *inside == std::string("payload\0bytes", 13)));
+            auto info = co_await c->async_get_sandbox_info(h->sandbox_id);
+            BOOST_REQUIRE(info);
+            BOOST_TEST((info->volume_mounts.size() == 1 && info->volume_mounts[0].path == "/mnt/vol"));
+            auto busy = co_await c->async_delete_volume(v->volume_id);
+            BOOST_TEST((!busy && busy.error() == errc::conflict));
+            auto killed = co_await c->async_kill_sandbox(h->sandbox_id);
+            BOOST_REQUIRE(killed);
+            auto rm = co_await c->async_volume_remove(ref, "/a");
+            BOOST_TEST(rm.has_value());
+            auto deleted = co_await c->async_delete_volume(v->volume_id);
+            BOOST_TEST((deleted && *deleted));
+            BOOST_TEST(!secret_redactor::global().is_secret(v->token));
+            auto again = co_await c->async_delete_volume(v->volume_id);
+            BOOST_TEST((again && !*again));
+        },
+        std::chrono::seconds(120));
+}
+
 BOOST_AUTO_TEST_CASE(logs_with_filters)
 {
     local_server_fixture srv;

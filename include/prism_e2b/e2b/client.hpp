@@ -11,6 +11,7 @@
 #include <prism_e2b/e2b/sandbox_logs.hpp>
 #include <prism_e2b/e2b/snapshots.hpp>
 #include <prism_e2b/e2b/types.hpp>
+#include <prism_e2b/e2b/volumes.hpp>
 #include <prism_e2b/e2b/watch.hpp>
 #include <prism_e2b/error.hpp>
 #include <prism_e2b/export.hpp>
@@ -489,6 +490,91 @@ public:
         return prism_e2b::detail::initiate<bool>(
             token, [this](auto... a) { do_delete_snapshot(std::move(a)...); }, std::move(snapshot_id));
     }
+    /// POST /volumes: a new, empty volume, with its content token (registered with the redactor).
+    template <class CompletionToken = default_completion_token>
+    auto async_create_volume(std::string name, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<volume_info>(
+            token, [this](auto... a) { do_create_volume(std::move(a)...); }, std::move(name));
+    }
+    /// GET /volumes/{id}: the volume and its content token.
+    template <class CompletionToken = default_completion_token>
+    auto async_get_volume(std::string volume_id, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<volume_info>(
+            token, [this](auto... a) { do_get_volume(std::move(a)...); }, std::move(volume_id));
+    }
+    /// GET /volumes: every volume (no tokens).
+    template <class CompletionToken = default_completion_token>
+    auto async_list_volumes(CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<std::vector<volume_info>>(
+            token, [this](auto... a) { do_list_volumes(std::move(a)...); });
+    }
+    /// DELETE /volumes/{id}: true when deleted, false when it did not exist (404).
+    template <class CompletionToken = default_completion_token>
+    auto async_delete_volume(std::string volume_id, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<bool>(
+            token, [this](auto... a) { do_delete_volume(std::move(a)...); }, std::move(volume_id));
+    }
+    /// One call of the volume-content API (GET/POST /volumecontent/{id}/dir, GET/PATCH/DELETE
+    /// .../path, GET/PUT .../file), under the volume's token, at the API's origin. A missing
+    /// path is not_found.
+    template <class CompletionToken = default_completion_token>
+    auto async_volume_list(volume_ref volume, std::string path, std::uint32_t depth = 1, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<std::vector<volume_entry>>(
+            token, [this](auto... a) { do_volume_list(std::move(a)...); }, std::move(volume), std::move(path), depth);
+    }
+    /// POST /volumecontent/{id}/dir.
+    template <class CompletionToken = default_completion_token>
+    auto async_volume_make_dir(volume_ref volume, std::string path, volume_write_options options = {},
+                               CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<volume_entry>(
+            token, [this](auto... a) { do_volume_make_dir(std::move(a)...); }, std::move(volume), std::move(path),
+            std::move(options));
+    }
+    /// GET /volumecontent/{id}/path.
+    template <class CompletionToken = default_completion_token>
+    auto async_volume_stat(volume_ref volume, std::string path, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<volume_entry>(
+            token, [this](auto... a) { do_volume_stat(std::move(a)...); }, std::move(volume), std::move(path));
+    }
+    /// PATCH /volumecontent/{id}/path: owner and mode.
+    template <class CompletionToken = default_completion_token>
+    auto async_volume_update_metadata(volume_ref volume, std::string path, volume_metadata metadata,
+                                      CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<volume_entry>(
+            token, [this](auto... a) { do_volume_update_metadata(std::move(a)...); }, std::move(volume),
+            std::move(path), std::move(metadata));
+    }
+    /// GET /volumecontent/{id}/file: the whole file, held in memory.
+    template <class CompletionToken = default_completion_token>
+    auto async_volume_read_file(volume_ref volume, std::string path, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<std::string>(
+            token, [this](auto... a) { do_volume_read_file(std::move(a)...); }, std::move(volume), std::move(path));
+    }
+    /// PUT /volumecontent/{id}/file: creates or replaces the file.
+    template <class CompletionToken = default_completion_token>
+    auto async_volume_write_file(volume_ref volume, std::string path, std::string data,
+                                 volume_write_options options = {}, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<volume_entry>(
+            token, [this](auto... a) { do_volume_write_file(std::move(a)...); }, std::move(volume), std::move(path),
+            std::move(data), std::move(options));
+    }
+    /// DELETE /volumecontent/{id}/path: a file, or a directory with everything in it.
+    template <class CompletionToken = default_completion_token>
+    auto async_volume_remove(volume_ref volume, std::string path, CompletionToken&& token = {})
+    {
+        return prism_e2b::detail::initiate<void>(
+            token, [this](auto... a) { do_volume_remove(std::move(a)...); }, std::move(volume), std::move(path));
+    }
     /// GET /v2/sandboxes/{id}/logs: the sandbox's log entries.
     template <class CompletionToken = default_completion_token>
     auto async_get_sandbox_logs(std::string sandbox_id, logs_params params = {}, CompletionToken&& token = {})
@@ -605,6 +691,22 @@ protected:
     virtual void do_list_snapshots(snapshot_list_params params, completion_handler<snapshot_page> handler);
     /// Body of async_delete_snapshot.
     virtual void do_delete_snapshot(std::string snapshot_id, completion_handler<bool> handler);
+    /// Bodies of the volume calls.
+    virtual void do_create_volume(std::string name, completion_handler<volume_info> handler);
+    virtual void do_get_volume(std::string volume_id, completion_handler<volume_info> handler);
+    virtual void do_list_volumes(completion_handler<std::vector<volume_info>> handler);
+    virtual void do_delete_volume(std::string volume_id, completion_handler<bool> handler);
+    virtual void do_volume_list(volume_ref volume, std::string path, std::uint32_t depth,
+                                completion_handler<std::vector<volume_entry>> handler);
+    virtual void do_volume_make_dir(volume_ref volume, std::string path, volume_write_options options,
+                                    completion_handler<volume_entry> handler);
+    virtual void do_volume_stat(volume_ref volume, std::string path, completion_handler<volume_entry> handler);
+    virtual void do_volume_update_metadata(volume_ref volume, std::string path, volume_metadata metadata,
+                                           completion_handler<volume_entry> handler);
+    virtual void do_volume_read_file(volume_ref volume, std::string path, completion_handler<std::string> handler);
+    virtual void do_volume_write_file(volume_ref volume, std::string path, std::string data,
+                                      volume_write_options options, completion_handler<volume_entry> handler);
+    virtual void do_volume_remove(volume_ref volume, std::string path, completion_handler<void> handler);
     /// Body of async_get_sandbox_logs.
     virtual void do_get_sandbox_logs(std::string sandbox_id, logs_params params,
                                      completion_handler<std::vector<sandbox_log_entry>> handler);

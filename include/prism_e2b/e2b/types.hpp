@@ -25,17 +25,24 @@ using metadata_map = std::map<std::string, std::string>;
 /// Lifecycle state of a sandbox as the control plane reports it.
 enum class sandbox_state { running, paused };
 
+/// SandboxVolumeMount: a volume (by name) and where the sandbox sees it.
+struct volume_mount {
+    std::string name;  ///< the volume's name
+    std::string path;  ///< absolute path inside the sandbox
+};
+
 /// POST /sandboxes body (NewSandbox).
 struct create_sandbox_params {
-    std::string template_id = "base";       ///< template name or id to start from
-    metadata_map metadata;                  ///< metadata (labels) stored with the sandbox
-    env_map env_vars;                       ///< environment variables of every process
-    std::chrono::seconds timeout{300};      ///< whole seconds on the wire
-    bool secure = true;                     ///< envd requires an access token (X-Access-Token)
-    bool allow_internet_access = true;      ///< the sandbox may reach the internet
-    std::optional<bool> auto_pause;         ///< sent only when set
-    std::optional<bool> auto_pause_memory;  ///< sent only when set
-    std::optional<bool> auto_resume;        ///< sent as {"autoResume":{"enabled":..}} when set
+    std::string template_id = "base";         ///< template name or id to start from
+    metadata_map metadata;                    ///< metadata (labels) stored with the sandbox
+    env_map env_vars;                         ///< environment variables of every process
+    std::chrono::seconds timeout{300};        ///< whole seconds on the wire
+    bool secure = true;                       ///< envd requires an access token (X-Access-Token)
+    bool allow_internet_access = true;        ///< the sandbox may reach the internet
+    std::optional<bool> auto_pause;           ///< sent only when set
+    std::optional<bool> auto_pause_memory;    ///< sent only when set
+    std::optional<bool> auto_resume;          ///< sent as {"autoResume":{"enabled":..}} when set
+    std::vector<volume_mount> volume_mounts;  ///< volumes mounted into the sandbox; sent when not empty
 };
 
 /// The Sandbox schema: what create and connect answer.
@@ -70,6 +77,7 @@ struct sandbox_info {
     std::int32_t memory_mb = 0;                    ///< memory in MiB
     std::int32_t disk_size_mb = 0;                 ///< disk size in MiB
     std::optional<sandbox_lifecycle> lifecycle;    ///< lifecycle settings, when the server sends them
+    std::vector<volume_mount> volume_mounts;       ///< the volumes it mounts
 };
 
 /// GET /v2/sandboxes query.

@@ -38,6 +38,21 @@ BOOST_AUTO_TEST_CASE(create_body_defaults)
                R"({"templateID":"base","timeout":300,"secure":true,"allow_internet_access":true})");
 }
 
+BOOST_AUTO_TEST_CASE(volume_mounts_go_out_and_come_back)
+{
+    e2b::create_sandbox_params p;
+    p.volume_mounts.push_back({"data", "/mnt/data"});
+    BOOST_TEST(rest::create_body(p, rest::create_api::v2) ==
+               R"({"templateID":"base","timeout":300,"allow_internet_access":true,)"
+               R"("volumeMounts":[{"name":"data","path":"/mnt/data"}]})");
+    auto i = rest::parse_sandbox_detail(R"({"sandboxID":"s","volumeMounts":[{"name":"data","path":"/mnt/data"}]})");
+    BOOST_TEST_REQUIRE(i.has_value());
+    BOOST_TEST((i->volume_mounts.size() == 1 && i->volume_mounts[0].name == "data"));
+    BOOST_TEST((rest::parse_sandbox_detail(R"({"sandboxID":"s","volumeMounts":{}})").error() == errc::protocol_error));
+    BOOST_TEST((rest::parse_sandbox_detail(R"({"sandboxID":"s","volumeMounts":[{"name":1}]})").error() ==
+                errc::protocol_error));
+}
+
 BOOST_AUTO_TEST_CASE(sandbox_parsing_is_lenient_but_checks_types)
 {
     auto h = rest::parse_sandbox(
