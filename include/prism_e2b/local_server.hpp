@@ -139,10 +139,12 @@
 //   timeout 15 s on v1 create and 300 s on v2 create and v2 connect (v1 connect requires one),
 //   pause memory true. What create asks for and this server cannot honour is refused with a
 //   400, never ignored: network egress rules (allowOut, denyOut, egressProxy, rules,
-//   httpsPorts; allow_internet_access is the only switch), iam tokens, mcp, volumeMounts.
+//   httpsPorts; allow_internet_access is the only switch), iam tokens, mcp; volumeMounts on an
+//   engine that cannot mount (mount-namespace, none, a rootless server: volumes need an idmapped
+//   mount onto the sandbox's ids, or gVisor's bind).
 // - Not implemented: network settings after create (PUT /sandboxes/{id}/network answers 501
 //   "unimplemented"), other ports than envd's through `<port>-<id>.<domain>` (getHost),
-//   forks, volumes, process.StreamInput, watching network mounts (envd 0.6.4; envdVersion is 0.6.3, so
+//   process.StreamInput, watching network mounts (envd 0.6.4; envdVersion is 0.6.3, so
 //   the SDK refuses allowNetworkMounts itself).
 // - PTYs (Start with `pty`, input and Update/resize), WatchDir (inotify, recursive on request,
 //   the entry's info with includeEntry) and the polling watchers (CreateWatcher,
