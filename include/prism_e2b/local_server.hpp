@@ -144,13 +144,13 @@
 //   mount onto the sandbox's ids, or gVisor's bind).
 // - Not implemented: network settings after create (PUT /sandboxes/{id}/network answers 501
 //   "unimplemented"), other ports than envd's through `<port>-<id>.<domain>` (getHost),
-//   process.StreamInput, watching network mounts (envd 0.6.4; envdVersion is 0.6.3, so
-//   the SDK refuses allowNetworkMounts itself).
+//   process.StreamInput.
 // - PTYs (Start with `pty`, input and Update/resize), WatchDir (inotify, recursive on request,
 //   the entry's info with includeEntry) and the polling watchers (CreateWatcher,
 //   GetWatcherEvents, RemoveWatcher) work. File metadata (envd 0.6.2): an upload's
 //   X-Metadata-<key> headers are kept as xattrs user.e2b.<key> (keys lower-cased, as header
-//   names) and reported in every EntryInfo.
+//   names) and reported in every EntryInfo. A directory on a network file system (NFS, SMB,
+//   CIFS, FUSE) is watched only with allowNetworkMounts (envd 0.6.4).
 #ifndef PRISM_E2B_LOCAL_SERVER_HPP
 #define PRISM_E2B_LOCAL_SERVER_HPP
 
@@ -198,10 +198,11 @@ struct server_options {
     /// Freeze paused sandboxes with the cgroup-v1 freezer when available; false: SIGSTOP/SIGCONT.
     bool cgroup_freezer = true;
     log_sink logger;  ///< receives redacted log lines; empty: no logging
-    /// Reported as envdVersion: 0.6.3 makes the official SDK 2.49.1 use CloseStdin,
-    /// octet-stream uploads, file metadata (0.6.2) and watch entry info (0.6.3), and
-    /// nothing this server does not implement (network-mount watching is 0.6.4).
-    std::string envd_version = "0.6.3";
+    /// Reported as envdVersion: 0.6.4 makes the official SDK (2.49.1, 2.51.0) use CloseStdin,
+    /// octet-stream uploads, file metadata (0.6.2), watch entry info (0.6.3) and network-mount
+    /// watching (0.6.4), the last version the SDK gates a feature on; no higher, as this
+    /// server has not implemented what later envds added.
+    std::string envd_version = "0.6.4";
     /// Upper bound for a /files upload body; JSON bodies are capped at 1 MiB.
     std::size_t max_file_bytes = 64u << 20;
 

@@ -21,6 +21,7 @@
 #include <map>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 namespace prism_e2b::local::detail {
@@ -147,6 +148,25 @@ bool drain(sandbox const& sb, watch_set& ws, Emit emit)
     return gone;
 }
 
+char const* network_filesystem_name(long f_type) noexcept
+{
+    // linux/magic.h; CIFS and SMB2 have none there.
+    switch (static_cast<unsigned long>(f_type) & 0xffffffffUL) {
+        case 0x6969UL:
+            return "nfs";
+        case 0x517BUL:
+            return "smb";
+        case 0xFF534D42UL:
+            return "cifs";
+        case 0xFE534D42UL:
+            return "smb2";
+        case 0x65735546UL:
+            return "fuse";
+        default:
+            return nullptr;
+    }
+}
+
 /// A watcher's request fields (WatchDirRequest, CreateWatcherRequest) into ws, its inotify
 /// watches added; the error to answer otherwise.
 std::optional<json::object> open_watch(sandbox const& sb, json::object const& request, watch_set& ws)
@@ -167,6 +187,12 @@ std::optional<json::object> open_watch(sandbox const& sb, json::object const& re
     if (!dir)
         return errno == ENOTDIR ? error_end("invalid_argument", "path '" + ws.root_path + "' is not a directory")
                                 : error_end("not_found", "path '" + ws.root_path + "' does not exist");
+    struct statfs fs {};
+    if (::fstatfs(dir.get(), &fs) == 0 && !flag("allowNetworkMounts"))
+        if (char const* net = network_filesystem_name(static_cast<long>(fs.f_type)))
+            return error_end("failed_precondition", "path '" + ws.root_path + "' is on a network file system (" + net +
+                                                        "): watching it needs allowNetworkMounts (its events may be "
+                                                        "incomplete)");
     ws.fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (ws.fd < 0) return error_end("internal", "inotify is not available");
     ws.add(dir.get(), "");

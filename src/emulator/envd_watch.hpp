@@ -1,7 +1,9 @@
 // filesystem.Filesystem's directory watchers: WatchDir (a server stream) and the
 // polling watchers the Python SDK uses (CreateWatcher, GetWatcherEvents,
 // RemoveWatcher), both on inotify, with the entry's info in each event when asked
-// (include_entry, envd 0.6.3).
+// (include_entry, envd 0.6.3). A directory on a network file system (NFS, SMB/CIFS,
+// FUSE: inotify misses what other machines change there) is watched only when the
+// request allows it (allow_network_mounts, envd 0.6.4), as envd does.
 #ifndef PRISM_E2B_EMULATOR_ENVD_WATCH_HPP
 #define PRISM_E2B_EMULATOR_ENVD_WATCH_HPP
 
@@ -17,6 +19,10 @@ namespace prism_e2b::local::detail {
 
 struct sandbox;
 struct watch_set;
+
+/// The network file system `f_type` (statfs) is, as a name ("nfs", "smb", "cifs", "fuse");
+/// nullptr for a local one.
+char const* network_filesystem_name(long f_type) noexcept;
 
 /// One polling watcher: its inotify queue holds the events until the next GetWatcherEvents.
 struct polling_watcher;

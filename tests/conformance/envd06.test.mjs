@@ -1,7 +1,7 @@
 // envd 0.6.x features with the official SDK: file metadata (0.6.2) written with
 // files.write and read back from getInfo, list and the write's own answer; watch
-// entry info (0.6.3) in watchDir events; the features the announced version does
-// not have are refused by the SDK itself.
+// entry info (0.6.3) in watchDir events; watching with allowNetworkMounts (0.6.4,
+// the last version the SDK gates a feature on): the SDK sends it, the watch works.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 
@@ -29,9 +29,9 @@ async function eventually(pred, ms = 10_000) {
   return true
 }
 
-test('the announced envd version enables metadata and watch entries, not network mounts', async () => {
+test('the announced envd version enables metadata, watch entries and network-mount watching', async () => {
   const info = await sbx.getInfo()
-  assert.equal(info.envdVersion, '0.6.3')
+  assert.equal(info.envdVersion, '0.6.4')
 })
 
 test('file metadata: written with the file, in getInfo, list and the answer', { timeout: 30_000 }, async () => {
@@ -104,9 +104,13 @@ test('watchDir with includeEntry: each event carries the entry as it is', { time
   }
 })
 
-test('network-mount watching is refused by the SDK for this envd version', async () => {
-  await assert.rejects(
-    sbx.files.watchDir('/workspace', () => {}, { allowNetworkMounts: true }),
-    /update the template/,
-  )
+test('watchDir with allowNetworkMounts (envd 0.6.4) is sent and watches as usual', { timeout: 30_000 }, async () => {
+  const seen = []
+  const handle = await sbx.files.watchDir('/workspace', (e) => seen.push(e), { allowNetworkMounts: true })
+  try {
+    await sbx.files.write('/workspace/net-allowed.txt', 'x')
+    assert.ok(await eventually(() => seen.some((e) => e.name === 'net-allowed.txt')), JSON.stringify(seen))
+  } finally {
+    await handle.stop()
+  }
 })

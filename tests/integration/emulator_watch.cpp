@@ -4,9 +4,12 @@
 // (X-Metadata-* on upload, EntryInfo.metadata), on each engine this machine has.
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
+#include "temp_dir.hpp"
 
 #include <boost/test/unit_test.hpp>
 
+#include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <unistd.h>
 
@@ -250,6 +253,51 @@ BOOST_AUTO_TEST_CASE(file_metadata_is_kept_in_xattrs_and_reported)
                             .contains("metadata"));
         }
     }
+}
+
+// envd 0.6.4: a directory on a network file system (here FUSE, bindfs mounted from the host into
+// the sandbox's /workspace; the server's own envd sees it) is watched only when allowed.
+BOOST_AUTO_TEST_CASE(a_network_file_system_is_watched_only_when_allowed)
+{
+    if (::geteuid() != 0) {
+        BOOST_TEST_MESSAGE("skipped: mounting FUSE needs root");
+        return;
+    }
+    BOOST_REQUIRE_MESSAGE(std::system("command -v bindfs >/dev/null") == 0, "bindfs is missing (scripts/bootstrap.sh)");
+    temp_dir state("prism-e2b-watch-net-");
+    local_server_fixture f([&](prism_e2b::local::server_options& o) {
+        o.engine = "mount-namespace";
+        o.state_dir = state.path;
+    });
+    auto sb = create_sandbox(f);
+    auto const src = state.path / "fuse-src";
+    auto const mnt = state.path / "sandboxes" / sb.id / "root" / "workspace" / "net";
+    std::filesystem::create_directories(src);
+    std::filesystem::create_directories(mnt);
+    BOOST_REQUIRE(std::system(("bindfs " + src.string() + " " + mnt.string()).c_str()) == 0);
+    struct unmount {
+        std::string path;
+        ~unmount() { (void)std::system(("umount " + path).c_str()); }
+    } cleanup{mnt.string()};
+
+    event_stream refused(f.port(), "/filesystem.Filesystem/WatchDir", R"({"path":"/workspace/net"})", envd_headers(sb));
+    BOOST_TEST(!refused.next_event());
+    BOOST_REQUIRE(refused.end_message());
+    auto err = (*refused.end_message())["error"].as_object();
+    BOOST_TEST(std::string(err["code"].as_string()) == "failed_precondition");
+    BOOST_TEST(std::string(err["message"].as_string()).find("network file system (fuse)") != std::string::npos);
+    auto [status, body] =
+        fs_call(f, sb, "CreateWatcher", json::object{{"path", "/workspace/net"}, {"allowNetworkMounts", false}});
+    BOOST_TEST(status != 200);
+
+    event_stream allowed(f.port(), "/filesystem.Filesystem/WatchDir",
+                         R"({"path":"/workspace/net","allowNetworkMounts":true})", envd_headers(sb));
+    auto start = allowed.next_event();
+    BOOST_REQUIRE(start);
+    BOOST_TEST(start->contains("start"));
+    // A local directory needs no permission.
+    event_stream local(f.port(), "/filesystem.Filesystem/WatchDir", R"({"path":"/workspace"})", envd_headers(sb));
+    BOOST_TEST(local.next_event().has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
