@@ -31,7 +31,7 @@ namespace prism_e2b::bench {
 
 std::string usage()
 {
-    return "usage: prism-e2b bench <pause_resume|fan_out|unary_floor|redactor|streams|all> [options]\n"
+    return "usage: prism-e2b bench <pause_resume|fan_out|unary_floor|redactor|streams|fork|all> [options]\n"
            "  --n N             pause/resume cycles (default 50); unary calls are N*40 per side\n"
            "  --execs N         fan-out execs (default 1000)\n"
            "  --sandboxes N     fan-out sandboxes (default 50)\n"
@@ -120,7 +120,7 @@ int run_all(std::string const& command, std::vector<std::string> const& passthro
     run_report run;
     run.command = command;
     int rc = 0;
-    for (char const* name : {"fan_out", "pause_resume", "unary_floor", "redactor", "streams"}) {
+    for (char const* name : {"fan_out", "pause_resume", "unary_floor", "redactor", "streams", "fork"}) {
         std::string const tmp =
             (fs::temp_directory_path() / ("prism-e2b-bench-" + std::to_string(::getpid()) + "-" + name + ".json"))
                 .string();
@@ -258,7 +258,7 @@ int run_cli(std::string scenario, int argc, char** argv)
     if (scenario == "all") return run_all(cmd.str(), passthrough, json_out, svg_out);
     std::vector<std::string> scenarios;
     if (scenario == "pause_resume" || scenario == "fan_out" || scenario == "unary_floor" || scenario == "redactor" ||
-        scenario == "streams")
+        scenario == "streams" || scenario == "fork")
         scenarios = {scenario};
     else {
         std::cerr << "bench: unknown scenario '" << scenario << "'\n" << usage();
@@ -310,6 +310,7 @@ int run_cli(std::string scenario, int argc, char** argv)
                         : name == "fan_out"    ? run_fan_out(cfg, srv, sr)
                         : name == "redactor"   ? run_redactor(cfg, srv, sr)
                         : name == "streams"    ? run_streams(cfg, srv, sr)
+                        : name == "fork"       ? run_fork(cfg, srv, sr)
                                                : run_unary_floor(cfg, srv, sr);
         add_ratios(sr);
         if (!e.empty()) {

@@ -113,6 +113,15 @@ void add_ratios(scenario_report& report)
                     *cpp->metric("cpu_seconds"), "<= 1.1", 1.1);
         }
     }
+    if (report.scenario == "fork") {
+        auto const* f = cpp->find_op("fork_to_first_exec");
+        auto const* n = cpp->find_op("create_to_first_exec");
+        if (f && n && !f->empty() && !n->empty()) {
+            auto const sf = summarize(*f), sn = summarize(*n);
+            add(report, "to first exec p50 (fork / create)", "cpp", sf.p50, "cpp", sn.p50);
+            add(report, "to first exec mean (fork / create)", "cpp", sf.mean, "cpp", sn.mean);
+        }
+    }
     if (report.scenario == "unary_floor") {
         if (raw) {
             auto const* sdk = cpp->find_op("stat");

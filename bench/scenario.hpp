@@ -55,6 +55,8 @@ std::string run_fan_out(bench_config const& cfg, server_endpoint const& srv, sce
 std::string run_unary_floor(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
 /// Sides "cpp" (HTTP/2) and "cpp_http1": cfg.streams processes held open at once.
 std::string run_streams(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
+/// Side "cpp": fork (count 1) to the first command's end, against create to it, alternating.
+std::string run_fork(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
 /// Sides "cpp" (10 envd tokens registered) and "cpp_10k" (10,000).
 std::string run_redactor(bench_config const& cfg, server_endpoint const& srv, scenario_report& report);
 

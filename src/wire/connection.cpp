@@ -58,16 +58,18 @@ asio::awaitable<result<tcp::resolver::results_type>> resolve(strand_type const& 
 }
 
 asio::awaitable<result<std::shared_ptr<connection>>> connect_on_strand(std::shared_ptr<connection> conn,
-                                                                       ssl::context& ctx, origin o,
-                                                                       std::chrono::milliseconds timeout)
+                                                                       lazy_tls_context& tls, origin o,
+                                                                       std::chrono::milliseconds timeout, bool offer_h2)
 {
     auto cs = co_await asio::this_coro::cancellation_state;
     std::string const what = "connect to " + o.key();
     auto endpoints = co_await resolve(conn->strand, o, timeout, what);
     if (!endpoints) co_return endpoints.error();
     if (o.tls) {
-        conn->tls.emplace(conn->strand, ctx);
-        if (auto p = prepare_tls(*conn->tls, o.host); !p)
+        auto ctx = tls.get();
+        if (!ctx) co_return ctx.error();
+        conn->tls.emplace(conn->strand, **ctx);
+        if (auto p = prepare_tls(*conn->tls, o.host, offer_h2); !p)
             co_return error(p.error().code(), what + ": " + p.error().message());
     } else {
         conn->plain.emplace(conn->strand);
@@ -93,12 +95,13 @@ asio::awaitable<result<std::shared_ptr<connection>>> connect_on_strand(std::shar
 
 }  // namespace
 
-asio::awaitable<result<std::shared_ptr<connection>>> open_connection(asio::any_io_executor ex, ssl::context& ctx,
-                                                                     origin o, std::chrono::milliseconds timeout)
+asio::awaitable<result<std::shared_ptr<connection>>> open_connection(asio::any_io_executor ex, lazy_tls_context& tls,
+                                                                     origin o, std::chrono::milliseconds timeout,
+                                                                     bool offer_h2)
 {
     auto conn = std::make_shared<connection>(asio::make_strand(ex));
     auto strand = conn->strand;
-    co_return co_await on_strand(strand, connect_on_strand(std::move(conn), ctx, std::move(o), timeout));
+    co_return co_await on_strand(strand, connect_on_strand(std::move(conn), tls, std::move(o), timeout, offer_h2));
 }
 
 }  // namespace prism_e2b::wire

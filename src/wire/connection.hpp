@@ -51,9 +51,12 @@ struct connection {
 /// Opens a connection to `o` on a new strand of `ex`. Errors: errc::timed_out
 /// (`connect_timeout` passed; 0 disables), errc::cancelled, resolver/socket
 /// codes, a TLS handshake error naming the certificate problem.
+/// A TLS origin takes the client's context from `tls` (made on this first use) and offers
+/// ALPN h2 when `offer_h2`.
 boost::asio::awaitable<result<std::shared_ptr<connection>>> open_connection(boost::asio::any_io_executor ex,
-                                                                            boost::asio::ssl::context& ctx, origin o,
-                                                                            std::chrono::milliseconds connect_timeout);
+                                                                            lazy_tls_context& tls, origin o,
+                                                                            std::chrono::milliseconds connect_timeout,
+                                                                            bool offer_h2 = false);
 
 /// Runs work on the connection's strand (so close() from another thread is
 /// safe) while keeping the caller's cancellation.

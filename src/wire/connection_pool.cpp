@@ -100,7 +100,7 @@ asio::awaitable<result<lease>> connection_pool::acquire(origin const& o, bool fr
             co_return l;
         }
     }
-    auto c = co_await open_connection(ex_, ctx_, o, connect_timeout_);
+    auto c = co_await open_connection(ex_, tls_, o, connect_timeout_);
     if (!c) co_return c.error();
     opened_.fetch_add(1);
     l.pool->opened();

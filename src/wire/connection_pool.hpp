@@ -49,10 +49,10 @@ struct lease {
 /// The pools of one transport. Thread safety: all members may be called concurrently.
 class connection_pool {
 public:
-    connection_pool(boost::asio::any_io_executor ex, boost::asio::ssl::context& ctx, std::size_t max_per_origin,
+    connection_pool(boost::asio::any_io_executor ex, lazy_tls_context& tls, std::size_t max_per_origin,
                     std::chrono::milliseconds idle_timeout, std::chrono::milliseconds connect_timeout)
         : ex_(std::move(ex)),
-          ctx_(ctx),
+          tls_(tls),
           max_per_origin_(std::max<std::size_t>(1, max_per_origin)),
           idle_timeout_(idle_timeout),
           connect_timeout_(connect_timeout)
@@ -72,7 +72,7 @@ private:
     std::shared_ptr<origin_pool> pool_for(origin const& o);
 
     boost::asio::any_io_executor ex_;
-    boost::asio::ssl::context& ctx_;
+    lazy_tls_context& tls_;
     std::size_t const max_per_origin_;
     std::chrono::milliseconds const idle_timeout_;
     std::chrono::milliseconds const connect_timeout_;

@@ -42,8 +42,9 @@ struct pick {
 }  // namespace
 
 struct h2_transport::impl {
-    impl(asio::any_io_executor e, transport_options o, std::shared_ptr<http_transport> h1)
-        : ex(std::move(e)), opts(std::move(o)), http1(std::move(h1))
+    impl(asio::any_io_executor e, transport_options o, std::shared_ptr<http_transport> h1,
+         std::shared_ptr<lazy_tls_context> t)
+        : ex(std::move(e)), opts(std::move(o)), http1(std::move(h1)), tls(std::move(t))
     {
     }
     ~impl()
@@ -57,7 +58,7 @@ struct h2_transport::impl {
     asio::any_io_executor ex;
     transport_options opts;
     std::shared_ptr<http_transport> http1;
-    asio::ssl::context ctx{asio::ssl::context::tls_client};
+    std::shared_ptr<lazy_tls_context> tls;  ///< shared with http1
     std::mutex mutex;
     std::map<std::string, std::shared_ptr<h2_origin>> origins;
     std::atomic<std::size_t> opened{0}, shared{0}, requests{0};
@@ -114,7 +115,7 @@ struct h2_transport::impl {
             if (!permit) co_return permit.error();
             opening = std::move(*permit);  // look again: the holder before us may have opened one
         }
-        auto c = co_await open_connection(ex, ctx, o, opts.connect_timeout);
+        auto c = co_await open_connection(ex, *tls, o, opts.connect_timeout, o.tls && opts.http2);
         if (!c) co_return c.error();
         auto conn = *c;
         if (o.tls) {
@@ -248,13 +249,11 @@ h2_transport::~h2_transport() = default;
 
 result<std::shared_ptr<h2_transport>> h2_transport::create(asio::any_io_executor ex, transport_options opts)
 {
-    auto h1 = http_transport::create(ex, opts);
+    auto tls = lazy_tls_context::create(opts.ca_file);
+    if (!tls) return tls.error();
+    auto h1 = http_transport::create(ex, opts, *tls);
     if (!h1) return h1.error();
-    auto p = std::make_shared<impl>(std::move(ex), std::move(opts), std::move(*h1));
-    if (auto ok = configure_client_context(p->ctx, p->opts.ca_file); !ok) return ok.error();
-    static constexpr unsigned char alpn[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
-    if (SSL_CTX_set_alpn_protos(p->ctx.native_handle(), alpn, sizeof alpn) != 0)
-        return error(errc::invalid_argument, "cannot offer ALPN h2");
+    auto p = std::make_shared<impl>(std::move(ex), std::move(opts), std::move(*h1), std::move(*tls));
     return std::shared_ptr<h2_transport>(new h2_transport(std::move(p)));
 }
 

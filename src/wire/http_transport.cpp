@@ -15,14 +15,15 @@ namespace asio = boost::asio;
 namespace prism_e2b::wire {
 
 struct http_transport::impl {
-    impl(asio::any_io_executor e, transport_options o)
+    impl(asio::any_io_executor e, transport_options o, std::shared_ptr<lazy_tls_context> t)
         : opts(std::move(o)),
-          pool(std::move(e), ctx, opts.max_connections_per_origin, opts.pool_idle_timeout, opts.connect_timeout)
+          tls(std::move(t)),
+          pool(std::move(e), *tls, opts.max_connections_per_origin, opts.pool_idle_timeout, opts.connect_timeout)
     {
     }
 
     transport_options opts;
-    asio::ssl::context ctx{asio::ssl::context::tls_client};
+    std::shared_ptr<lazy_tls_context> tls;
     connection_pool pool;
     std::atomic<std::size_t> requests{0};
 
@@ -84,10 +85,15 @@ struct http_transport::impl {
 http_transport::http_transport(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 http_transport::~http_transport() = default;
 
-result<std::shared_ptr<http_transport>> http_transport::create(asio::any_io_executor ex, transport_options opts)
+result<std::shared_ptr<http_transport>> http_transport::create(asio::any_io_executor ex, transport_options opts,
+                                                               std::shared_ptr<lazy_tls_context> tls)
 {
-    auto p = std::make_unique<impl>(std::move(ex), std::move(opts));
-    if (auto ok = configure_client_context(p->ctx, p->opts.ca_file); !ok) return ok.error();
+    if (!tls) {
+        auto made = lazy_tls_context::create(opts.ca_file);
+        if (!made) return made.error();
+        tls = std::move(*made);
+    }
+    auto p = std::make_unique<impl>(std::move(ex), std::move(opts), std::move(tls));
     return std::shared_ptr<http_transport>(new http_transport(std::move(p)));
 }
 

@@ -22,6 +22,8 @@
 
 namespace prism_e2b::wire {
 
+class lazy_tls_context;  // tls_client.hpp
+
 struct transport_options {
     std::chrono::milliseconds connect_timeout{10000};  ///< resolve + connect + TLS handshake; 0 disables
     /// The complete response head must arrive this long after sending of the
@@ -65,8 +67,10 @@ struct transport_stats {
 /// on its own strand).
 class http_transport final : public exchange, public std::enable_shared_from_this<http_transport> {
 public:
-    /// errc::invalid_argument when the CA file cannot be loaded.
-    static result<std::shared_ptr<http_transport>> create(boost::asio::any_io_executor ex, transport_options opts);
+    /// errc::invalid_argument when the CA file cannot be read. `tls`: a context shared with
+    /// another transport of the same client (null: its own, from opts.ca_file).
+    static result<std::shared_ptr<http_transport>> create(boost::asio::any_io_executor ex, transport_options opts,
+                                                          std::shared_ptr<lazy_tls_context> tls = nullptr);
     ~http_transport() override;
 
     boost::asio::awaitable<result<http_response>> request(origin o, http_request req, call_options opts) override;

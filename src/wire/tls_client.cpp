@@ -4,6 +4,8 @@
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/ssl/verify_context.hpp>
 
+#include <unistd.h>
+
 namespace asio = boost::asio;
 namespace ssl = asio::ssl;
 
@@ -36,8 +38,29 @@ result<void> configure_client_context(ssl::context& ctx, std::optional<std::stri
     return result<void>{};
 }
 
-result<void> prepare_tls(tls_stream& s, std::string const& host)
+result<std::shared_ptr<lazy_tls_context>> lazy_tls_context::create(std::optional<std::string> ca_file)
 {
+    if (ca_file && ::access(ca_file->c_str(), R_OK) != 0)
+        return error(errc::invalid_argument, "cannot read CA file '" + *ca_file + "'");
+    return std::make_shared<lazy_tls_context>(std::move(ca_file));
+}
+
+result<ssl::context*> lazy_tls_context::get()
+{
+    std::call_once(once_, [this] {
+        ctx_.emplace(ssl::context::tls_client);
+        if (auto ok = configure_client_context(*ctx_, ca_file_); !ok) error_ = ok.error();
+    });
+    if (error_) return *error_;
+    return &*ctx_;
+}
+
+result<void> prepare_tls(tls_stream& s, std::string const& host, bool offer_h2)
+{
+    // Offered per connection, not per context: the HTTP/1.1 transport shares the context.
+    static constexpr unsigned char alpn[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+    if (offer_h2 && SSL_set_alpn_protos(s.native_handle(), alpn, sizeof alpn) != 0)
+        return error(errc::invalid_argument, "cannot offer ALPN h2");
     bool const ip = is_ip_literal(host);
     // SNI carries names only, never IP literals (RFC 6066, section 3).
     if (!ip && !SSL_set_tlsext_host_name(s.native_handle(), host.c_str()))

@@ -283,9 +283,9 @@ BOOST_AUTO_TEST_CASE(a_network_file_system_is_watched_only_when_allowed)
     event_stream refused(f.port(), "/filesystem.Filesystem/WatchDir", R"({"path":"/workspace/net"})", envd_headers(sb));
     BOOST_TEST(!refused.next_event());
     BOOST_REQUIRE(refused.end_message());
-    auto err = (*refused.end_message())["error"].as_object();
-    BOOST_TEST(std::string(err["code"].as_string()) == "failed_precondition");
-    BOOST_TEST(std::string(err["message"].as_string()).find("network file system (fuse)") != std::string::npos);
+    auto err = refused.end_message()->at("error").as_object();
+    BOOST_TEST(std::string(err.at("code").as_string()) == "failed_precondition");
+    BOOST_TEST(std::string(err.at("message").as_string()).find("network file system (fuse)") != std::string::npos);
     auto [status, body] =
         fs_call(f, sb, "CreateWatcher", json::object{{"path", "/workspace/net"}, {"allowNetworkMounts", false}});
     BOOST_TEST(status != 200);

@@ -691,21 +691,31 @@ protected:
     virtual void do_list_snapshots(snapshot_list_params params, completion_handler<snapshot_page> handler);
     /// Body of async_delete_snapshot.
     virtual void do_delete_snapshot(std::string snapshot_id, completion_handler<bool> handler);
-    /// Bodies of the volume calls.
+    /// Body of async_create_volume.
     virtual void do_create_volume(std::string name, completion_handler<volume_info> handler);
+    /// Body of async_get_volume.
     virtual void do_get_volume(std::string volume_id, completion_handler<volume_info> handler);
+    /// Body of async_list_volumes.
     virtual void do_list_volumes(completion_handler<std::vector<volume_info>> handler);
+    /// Body of async_delete_volume.
     virtual void do_delete_volume(std::string volume_id, completion_handler<bool> handler);
+    /// Body of async_volume_list.
     virtual void do_volume_list(volume_ref volume, std::string path, std::uint32_t depth,
                                 completion_handler<std::vector<volume_entry>> handler);
+    /// Body of async_volume_make_dir.
     virtual void do_volume_make_dir(volume_ref volume, std::string path, volume_write_options options,
                                     completion_handler<volume_entry> handler);
+    /// Body of async_volume_stat.
     virtual void do_volume_stat(volume_ref volume, std::string path, completion_handler<volume_entry> handler);
+    /// Body of async_volume_update_metadata.
     virtual void do_volume_update_metadata(volume_ref volume, std::string path, volume_metadata metadata,
                                            completion_handler<volume_entry> handler);
+    /// Body of async_volume_read_file.
     virtual void do_volume_read_file(volume_ref volume, std::string path, completion_handler<std::string> handler);
+    /// Body of async_volume_write_file.
     virtual void do_volume_write_file(volume_ref volume, std::string path, std::string data,
                                       volume_write_options options, completion_handler<volume_entry> handler);
+    /// Body of async_volume_remove.
     virtual void do_volume_remove(volume_ref volume, std::string path, completion_handler<void> handler);
     /// Body of async_get_sandbox_logs.
     virtual void do_get_sandbox_logs(std::string sandbox_id, logs_params params,

@@ -13,8 +13,8 @@ namespace prism_e2b::e2b {
 
 /// Volume / VolumeAndToken.
 struct volume_info {
-    std::string volume_id;
-    std::string name;
+    std::string volume_id;  ///< the volume id
+    std::string name;       ///< its name, unique per team
     /// The content API's token (a secret, registered with the redactor); empty in a list,
     /// which does not carry it.
     std::string token;
@@ -22,33 +22,38 @@ struct volume_info {
 
 /// What the content calls need: the volume and its token (async_get_volume gives both).
 struct volume_ref {
-    std::string volume_id;
-    std::string token;  ///< secret
+    std::string volume_id;  ///< the volume id
+    std::string token;      ///< its content token; secret
 };
 
+/// What a volume entry is.
 enum class volume_entry_type { unknown, file, directory, symlink };
 
 /// VolumeEntryStat: one file, directory or symlink of a volume.
 struct volume_entry {
-    std::string name;
-    std::string path;  ///< the volume's path ("/" is its root)
-    volume_entry_type type = volume_entry_type::unknown;
-    std::int64_t size = 0;
-    std::uint32_t mode = 0;  ///< permission bits
-    std::uint32_t uid = 0;   ///< owner as a sandbox sees it (1000: "user")
-    std::uint32_t gid = 0;
-    std::string atime, mtime, ctime;    ///< RFC 3339 as sent
-    std::optional<std::string> target;  ///< a symlink's target
+    std::string name;                                     ///< the last component of its path
+    std::string path;                                     ///< the volume's path ("/" is its root)
+    volume_entry_type type = volume_entry_type::unknown;  ///< file, directory, symlink
+    std::int64_t size = 0;                                ///< bytes
+    std::uint32_t mode = 0;                               ///< permission bits
+    std::uint32_t uid = 0;                                ///< owner as a sandbox sees it (1000: "user")
+    std::uint32_t gid = 0;                                ///< group as a sandbox sees it
+    std::string atime;                                    ///< last access, RFC 3339 as sent
+    std::string mtime;                                    ///< last modification, RFC 3339 as sent
+    std::string ctime;                                    ///< last status change, RFC 3339 as sent
+    std::optional<std::string> target;                    ///< a symlink's target
 };
 
 /// Owner and mode to set (unset: left as is, or the server's default for a new entry).
 struct volume_metadata {
-    std::optional<std::uint32_t> uid, gid, mode;
+    std::optional<std::uint32_t> uid;   ///< owner, as a sandbox sees it
+    std::optional<std::uint32_t> gid;   ///< group, as a sandbox sees it
+    std::optional<std::uint32_t> mode;  ///< permission bits
 };
 
 /// make_dir / write_file options.
 struct volume_write_options {
-    volume_metadata metadata;
+    volume_metadata metadata;  ///< owner and mode of what is made
     /// make_dir: create missing parents and accept an existing directory. write_file: E2B's
     /// "force overwrite" flag (prism-e2b-local overwrites either way).
     bool force = false;

@@ -1,7 +1,8 @@
 // TLS: a server whose certificate chain is generated at test time (a CA and
 // leaves for "localhost" and for "other.test", with the openssl CLI) is refused
 // with the system trust store, accepted with its CA given, and refused when the
-// name we connect to is not the certificate's (IP vs DNS name, other name).
+// name we connect to is not the certificate's (IP vs DNS name, other name). The
+// trust store and the CA file are read on the first TLS connection only.
 #include <prism_e2b/e2b/client.hpp>
 
 #include "client_fixture.hpp"
@@ -103,6 +104,28 @@ BOOST_AUTO_TEST_CASE(refused_when_the_certificate_names_another_host)
     BOOST_TEST_MESSAGE(r.error().to_string());
     BOOST_TEST(r.error().message().find("certificate") != std::string::npos, r.error().to_string());
     BOOST_TEST(server.request_count() == 0u);
+}
+
+// Loading the trust store costs tens of milliseconds: a client of a plain-HTTP server never
+// does it (a CA file that is no certificate at all does no harm there), the first TLS
+// connection does, and fails on it before anything is sent.
+BOOST_AUTO_TEST_CASE(the_trust_store_is_loaded_on_the_first_tls_connection_only)
+{
+    auto const bad = fs::temp_directory_path() / ("prism-e2b-not-a-ca-" + std::to_string(::getpid()) + ".pem");
+    {
+        std::ofstream out(bad);
+        out << "not a certificate\n";
+    }
+    test_http_server plain(healthy);
+    auto ok = probe(plain.url("127.0.0.1"), bad.string());
+    BOOST_TEST(ok.has_value(), (ok ? std::string() : ok.error().to_string()));
+    test_http_server tls(healthy, server_for(pki(), "localhost"));
+    auto refused = probe(tls.url("localhost"), bad.string(), 2);
+    BOOST_TEST_REQUIRE(refused.has_error());
+    BOOST_TEST((refused.error() == errc::invalid_argument));
+    BOOST_TEST(refused.error().message().find("cannot load CA file") != std::string::npos, refused.error().to_string());
+    BOOST_TEST(tls.request_count() == 0u);
+    fs::remove(bad);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
