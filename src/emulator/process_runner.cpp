@@ -606,6 +606,13 @@ asio::awaitable<void> process::read_loop(asio::posix::stream_descriptor& d, bool
             ev.data.assign(buf.data(), n);
             deliver(std::move(ev));
         }
+        if (grace_expired_) {
+            // The process exited and its grace passed (a background child may hold the pipe open
+            // for ever): what is buffered now is the rest. The reader takes it itself, so bytes a
+            // read already performed (its completion queued) are never dropped behind the end.
+            drain(d, is_stdout);
+            break;
+        }
         if (ec) break;
     }
     (is_stdout ? out_done_ : err_done_) = true;
@@ -652,9 +659,13 @@ asio::awaitable<void> process::exit_watch()
     grace_.expires_after(std::chrono::milliseconds(100));
     co_await grace_.async_wait(use_nothrow);
     if (!finished_) {
-        drain(out_, true);
-        drain(err_, false);
-        finish();
+        // The readers end: each drains what is buffered, and the last one done sends the end
+        // (maybe_finish). A reader whose read already completed delivers those bytes first.
+        grace_expired_ = true;
+        boost::system::error_code ec;
+        out_.cancel(ec);
+        err_.cancel(ec);
+        maybe_finish();
     }
 }
 

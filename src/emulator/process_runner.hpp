@@ -145,6 +145,7 @@ private:
     boost::asio::posix::stream_descriptor out_, err_, in_, pidfd_;
     boost::asio::steady_timer grace_;
     bool out_done_ = false, err_done_ = false, exited_ = false, finished_ = false;
+    bool grace_expired_ = false;  ///< exited, and its readers stop waiting for more output
     int wait_status_ = 0;
     bool stdin_busy_ = false;
     bool pty_ = false;

@@ -374,11 +374,14 @@ asio::awaitable<void> read_file(int root, content_query const& q, response_sink&
 {
     auto f = open_regular_in_root(root, q.path, O_RDONLY);
     if (!f.fd) {
-        co_await sink.send(f.error == not_regular_file ? rest_error(400, q.path + " is not a regular file")
-                                                       : errno_response(f.error, q.path));
+        // Named before co_await: g++ 12 mishandles temporaries of a co_await's full-expression.
+        http_response refused = f.error == not_regular_file ? rest_error(400, q.path + " is not a regular file")
+                                                            : errno_response(f.error, q.path);
+        co_await sink.send(std::move(refused));
         co_return;
     }
-    if (!co_await sink.begin_stream(200, "application/octet-stream", {})) co_return;
+    header_list none;
+    if (!co_await sink.begin_stream(200, "application/octet-stream", std::move(none))) co_return;
     std::string buf(256 * 1024, '\0');
     for (;;) {
         ssize_t const n = ::read(f.fd.get(), buf.data(), buf.size());
