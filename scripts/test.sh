@@ -70,6 +70,10 @@ report_failure() {
   local log=$failed_tests_dir/Testing/Temporary/LastTestsFailed.log
   if [ -n "$failed_tests_dir" ] && [ -s "$log" ]; then
     what="ctest $(cut -d: -f2 "$log" | tr '\n' ' ')"
+    # The failing checks themselves, so the log's tail says why, not only where.
+    grep -hE 'error: in "|fatal error: in "|ThreadSanitizer: |AddressSanitizer: |runtime error: ' \
+      "$failed_tests_dir"/Testing/Temporary/LastTest*.log 2>/dev/null | sed 's/\x1b\[[0-9;]*m//g' |
+      head -n 20 | sed 's/^/== failed check: /'
   fi
   echo "== leg $current_leg FAILED (exit $rc) in $what"
 }

@@ -94,8 +94,18 @@ BOOST_AUTO_TEST_CASE(start_output_paging_input_and_wait)
         auto id = co_await ps.async_start("alice", proc("/bin/cat"));
         BOOST_TEST_REQUIRE(id.has_value());
         {
-            auto const ready = [&] { return ps.output("alice", *id, 0, 100)->cursor == 4; };
-            BOOST_TEST(co_await async_eventually(ready));
+            // Both events are in: the fake delivers them one poll apart.
+            auto const ready = [&] {
+                std::string seen;
+                for (std::uint64_t c = 0;;) {
+                    auto p = ps.output("alice", *id, c, 100);
+                    if (!p || p->data.empty()) break;
+                    seen += p->data;
+                    c = p->cursor;
+                }
+                return seen == "hello world";
+            };
+            BOOST_TEST_REQUIRE(co_await async_eventually(ready));
         }
         auto p1 = ps.output("alice", *id, 0);
         BOOST_TEST_REQUIRE(p1.has_value());
