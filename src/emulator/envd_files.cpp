@@ -10,6 +10,7 @@
 #include "emulator/multipart.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
+#include "emulator/small_files.hpp"
 
 #include <boost/json.hpp>
 
@@ -244,15 +245,7 @@ std::variant<json::object, fs_error> write_file(sandbox const& sb, std::string c
     if (::geteuid() == 0 && file.st.st_nlink == 1)
         (void)::fchown(fd.get(), sb.host_id(user.uid),
                        sb.host_id(user.gid));  // written as the requesting user would have
-    std::size_t off = 0;
-    while (off < data.size()) {
-        ssize_t const n = ::write(fd.get(), data.data() + off, data.size() - off);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return errno_error(errno, path);
-        }
-        off += static_cast<std::size_t>(n);
-    }
+    if (int const e = write_all(fd.get(), data); e != 0) return errno_error(e, path);
     if (md)
         if (int e = write_file_metadata(fd.get(), *md); e != 0) {
             if (e == ENOTSUP) return fs_error{"failed_precondition", 400, "the file system keeps no file metadata"};

@@ -5,6 +5,7 @@
 #include "emulator/envd_agent_socket.hpp"
 #include "emulator/envd_proxy.hpp"
 #include "emulator/server_state.hpp"
+#include "emulator/small_files.hpp"
 
 #include <boost/json.hpp>
 
@@ -145,14 +146,7 @@ bool write_private_file(fs::path const& path, std::string const& text)
     fs::remove(path, ec);
     unique_fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
     if (!fd) return false;
-    std::size_t off = 0;
-    while (off < text.size()) {
-        ssize_t const n = ::write(fd.get(), text.data() + off, text.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        off += static_cast<std::size_t>(n);
-    }
-    return true;
+    return write_all(fd.get(), text) == 0;
 }
 
 /// Waits (until `deadline`) for the agent to answer /health; `nudge` runs about once a second meanwhile.

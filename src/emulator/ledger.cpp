@@ -2,6 +2,7 @@
 #include "emulator/ledger.hpp"
 
 #include "emulator/server_state.hpp"
+#include "emulator/small_files.hpp"
 
 #include <boost/json.hpp>
 
@@ -28,18 +29,6 @@ json::object string_map(std::map<std::string, std::string> const& m)
     json::object o;
     for (auto const& [k, v] : m) o[k] = v;
     return o;
-}
-
-bool write_all(int fd, std::string const& data)
-{
-    std::size_t off = 0;
-    while (off < data.size()) {
-        ssize_t const n = ::write(fd, data.data() + off, data.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        off += static_cast<std::size_t>(n);
-    }
-    return true;
 }
 
 }  // namespace
@@ -99,7 +88,7 @@ bool ledger_write(fs::path const& dir, sandbox const& sb)
     auto const tmp = dir / (sb.id + ".json.tmp-" + random_hex(4));
     int const fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) return false;
-    bool ok = write_all(fd, text) && ::fsync(fd) == 0;
+    bool ok = write_all(fd, text) == 0 && ::fsync(fd) == 0;
     ok = ::close(fd) == 0 && ok;
     ok = ok && ::rename(tmp.c_str(), final_path.c_str()) == 0;
     if (!ok) {

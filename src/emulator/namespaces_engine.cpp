@@ -778,13 +778,7 @@ result<ns_init> start_sandbox_init(ns_boot_spec const& spec)
     }
     if (got == 1 && buf[0] == 'k') {
         // The agent reads its config to EOF before it serves (a pipe's buffer may be smaller).
-        std::size_t off = 0;
-        while (off < spec.agent_config.size()) {
-            ssize_t const n = ::write(cfg_w.get(), spec.agent_config.data() + off, spec.agent_config.size() - off);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return abort_with("handing the agent its config");
-            off += static_cast<std::size_t>(n);
-        }
+        if (write_all(cfg_w.get(), spec.agent_config) != 0) return abort_with("handing the agent its config");
         cfg_w = unique_fd();
         init.pidfd = unique_fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
         if (spec.new_network && !spec.user_network.empty()) {

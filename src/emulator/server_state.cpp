@@ -10,6 +10,7 @@
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/sandbox_tree.hpp"
 #include "emulator/small_files.hpp"
+#include "emulator/state_records.hpp"
 #include "protocol/base64.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -1057,25 +1058,10 @@ void server_state::restore_from_ledger()
 {
     using ms = std::chrono::milliseconds;
     for (auto& rec : ledger_read_all(ledger)) {
-        auto str = [&](char const* k) {
-            auto const* v = rec.if_contains(k);
-            return v && v->is_string() ? std::string(v->as_string()) : std::string();
-        };
-        auto flag = [&](char const* k) {
-            auto const* v = rec.if_contains(k);
-            return v && v->is_bool() && v->as_bool();
-        };
-        auto num = [&](char const* k) -> std::int64_t {
-            auto const* v = rec.if_contains(k);
-            return v && v->is_number() ? v->to_number<std::int64_t>() : 0;
-        };
-        auto map = [&](char const* k) {
-            std::map<std::string, std::string> m;
-            if (auto const* v = rec.if_contains(k); v && v->is_object())
-                for (auto const& [key, val] : v->as_object())
-                    if (val.is_string()) m[std::string(key)] = std::string(val.as_string());
-            return m;
-        };
+        auto str = [&](char const* k) { return field_string(rec, k); };
+        auto flag = [&](char const* k) { return field_bool(rec, k); };
+        auto num = [&](char const* k) { return field_int(rec, k); };
+        auto map = [&](char const* k) { return field_string_map(rec, k); };
         auto sb = std::make_shared<sandbox>();
         sb->id = str("sandboxID");
         if (sb->id.empty() || sb->id.find('/') != std::string::npos || sb->id.find('.') != std::string::npos) continue;
@@ -1132,12 +1118,9 @@ void server_state::restore_from_ledger()
         sb->env_vars = map("envVars");
         if (auto const* v = rec.if_contains("volumeMounts"); v && v->is_array())
             for (auto const& m : v->as_array()) {
-                auto const* mo = m.if_object();
-                auto field = [&](char const* k) {
-                    auto const* x = mo ? mo->if_contains(k) : nullptr;
-                    return x && x->is_string() ? std::string(x->as_string()) : std::string();
-                };
-                sb->volume_mounts.push_back({field("name"), field("volumeID"), field("path")});
+                if (auto const* mo = m.if_object())
+                    sb->volume_mounts.push_back(
+                        {field_string(*mo, "name"), field_string(*mo, "volumeID"), field_string(*mo, "path")});
             }
         sb->started_at = std::chrono::system_clock::time_point(ms(num("startedAtMs")));
         sb->end_at = std::chrono::system_clock::time_point(ms(num("endAtMs")));

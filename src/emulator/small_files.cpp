@@ -1,12 +1,26 @@
 // Whole-file reads and writes of small kernel and state files.
 #include "emulator/small_files.hpp"
 
+#include <cerrno>
 #include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
 
 namespace prism_e2b::local::detail {
+
+int write_all(int fd, std::string_view data)
+{
+    std::size_t off = 0;
+    while (off < data.size()) {
+        ssize_t const n = ::write(fd, data.data() + off, data.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return errno;
+        if (n == 0) return EIO;
+        off += static_cast<std::size_t>(n);
+    }
+    return 0;
+}
 
 bool write_small_file(std::string const& path, std::string const& text)
 {

@@ -5,12 +5,12 @@
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
 #include "emulator/small_files.hpp"
+#include "emulator/state_records.hpp"
 
 #include <boost/json.hpp>
 
 #include <algorithm>
 #include <fcntl.h>
-#include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,18 +39,11 @@ std::string record_json(snapshot_record const& r)
 
 std::optional<snapshot_record> parse_record(fs::path const& dir)
 {
-    boost::system::error_code ec;
-    auto v = json::parse(read_small_file((dir / record_file).string()), ec);
-    if (ec || !v.is_object()) return std::nullopt;
-    auto const& o = v.as_object();
-    auto str = [&](char const* k) {
-        auto const* x = o.if_contains(k);
-        return x && x->is_string() ? std::string(x->as_string()) : std::string();
-    };
-    auto num = [&](char const* k) -> std::int64_t {
-        auto const* x = o.if_contains(k);
-        return x && x->is_number() ? x->to_number<std::int64_t>() : 0;
-    };
+    auto const rec = read_record(dir / record_file);
+    if (!rec) return std::nullopt;
+    auto const& o = *rec;
+    auto str = [&](char const* k) { return field_string(o, k); };
+    auto num = [&](char const* k) { return field_int(o, k); };
     snapshot_record r;
     r.key = str("key");
     r.name = str("name");
@@ -121,13 +114,9 @@ result<snapshot_record> snapshot_store::add(snapshot_record rec,
     rec.memory = *filled;
     std::unique_lock lk(mutex_);
     rec.seq = next_seq_++;
-    {
-        std::ofstream out(partial / record_file, std::ios::trunc);
-        out << record_json(rec);
-        if (!out.flush()) {
-            lk.unlock();
-            return fail(error(errc::server_error, "cannot write the snapshot's record", {"snapshot"}));
-        }
+    if (!write_record(partial / record_file, record_json(rec), 0600)) {
+        lk.unlock();
+        return fail(error(errc::server_error, "cannot write the snapshot's record", {"snapshot"}));
     }
     if (::rename(partial.c_str(), final_dir.c_str()) != 0) {
         lk.unlock();

@@ -5,6 +5,7 @@
 // resolved with openat2(RESOLVE_IN_ROOT) under its data directory: neither ".." nor a
 // symlink a sandbox left there leads outside it. Owners are the ids inside a sandbox.
 #include "emulator/server_state.hpp"
+#include "emulator/small_files.hpp"
 #include "emulator/volumes.hpp"
 
 #include <boost/json.hpp>
@@ -351,13 +352,7 @@ http_response write_file(int root, content_query const& q, std::string const& bo
         if (f.error == not_regular_file) return rest_error(400, q.path + " is not a regular file");
         return errno_response(f.error, q.path);
     }
-    std::size_t off = 0;
-    while (off < body.size()) {
-        ssize_t const n = ::write(f.fd.get(), body.data() + off, body.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return errno_response(n < 0 ? errno : EIO, q.path);
-        off += static_cast<std::size_t>(n);
-    }
+    if (int const e = write_all(f.fd.get(), body); e != 0) return errno_response(e, q.path);
     std::optional<std::int64_t> uid = q.uid, gid = q.gid, mode = q.mode;
     if (!existed && ::geteuid() == 0) {  // a new file is the sandbox user's, 0644, unless asked otherwise
         if (!uid) uid = volume_default_id;

@@ -6,6 +6,7 @@
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
 #include "emulator/small_files.hpp"
+#include "emulator/state_records.hpp"
 
 #include <boost/json.hpp>
 
@@ -27,18 +28,11 @@ std::string volume_scope(std::string const& id) { return "prism-e2b-local/volume
 
 std::optional<volume_record> parse_record(fs::path const& dir)
 {
-    boost::system::error_code ec;
-    auto v = json::parse(read_small_file((dir / record_file).string()), ec);
-    if (ec || !v.is_object()) return std::nullopt;
-    auto const& o = v.as_object();
-    auto str = [&](char const* k) {
-        auto const* x = o.if_contains(k);
-        return x && x->is_string() ? std::string(x->as_string()) : std::string();
-    };
-    auto num = [&](char const* k) -> std::int64_t {
-        auto const* x = o.if_contains(k);
-        return x && x->is_number() ? x->to_number<std::int64_t>() : 0;
-    };
+    auto const rec = read_record(dir / record_file);
+    if (!rec) return std::nullopt;
+    auto const& o = *rec;
+    auto str = [&](char const* k) { return field_string(o, k); };
+    auto num = [&](char const* k) { return field_int(o, k); };
     volume_record r;
     r.id = str("volumeID");
     r.name = str("name");
@@ -50,7 +44,7 @@ std::optional<volume_record> parse_record(fs::path const& dir)
 }
 
 /// The record, 0600, written whole before the directory is published (a rename).
-bool write_record(fs::path const& dir, volume_record const& r)
+bool write_volume_record(fs::path const& dir, volume_record const& r)
 {
     json::object o;
     o["volumeID"] = r.id;
@@ -58,17 +52,7 @@ bool write_record(fs::path const& dir, volume_record const& r)
     o["token"] = r.token;
     o["createdAtMs"] = r.created_ms;
     o["seq"] = r.seq;
-    std::string const text = json::serialize(o);
-    unique_fd fd(::open((dir / record_file).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    if (!fd) return false;
-    std::size_t off = 0;
-    while (off < text.size()) {
-        ssize_t const n = ::write(fd.get(), text.data() + off, text.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        off += static_cast<std::size_t>(n);
-    }
-    return ::fsync(fd.get()) == 0;
+    return write_record(dir / record_file, json::serialize(o), 0600);
 }
 
 }  // namespace
@@ -145,7 +129,7 @@ result<volume_record> volume_store::create(std::string const& name)
     if (::mkdir(data.c_str(), 0755) != 0 ||
         (::geteuid() == 0 && ::chown(data.c_str(), volume_default_id, volume_default_id) != 0))
         return fail("its data directory");
-    if (!write_record(partial, r)) return fail("its record");
+    if (!write_volume_record(partial, r)) return fail("its record");
     if (::rename(partial.c_str(), (dir_ / r.id).c_str()) != 0) return fail("publishing it");
     secret_redactor::global().add(r.token, volume_scope(r.id));
     by_id_[r.id] = r;
