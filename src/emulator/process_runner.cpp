@@ -336,7 +336,8 @@ void write_cgroup_procs(spawn_spec const& spec, int report_w)
 
 // ---------------------------------------------------------------- process
 
-process::process(asio::any_io_executor ex, pid_t pid, process_config config, exit_callback on_exit)
+process::process(asio::any_io_executor ex, pid_t pid, process_config config, exit_callback on_exit,
+                 std::chrono::milliseconds output_grace)
     : strand_(asio::make_strand(ex)),
       pid_(pid),
       config_(std::move(config)),
@@ -345,7 +346,8 @@ process::process(asio::any_io_executor ex, pid_t pid, process_config config, exi
       err_(strand_),
       in_(strand_),
       pidfd_(strand_),
-      grace_(strand_)
+      grace_(strand_),
+      output_grace_(output_grace)
 {
 }
 
@@ -538,7 +540,7 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
     }
 
     int const pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    auto p = std::shared_ptr<process>(new process(ex, pid, std::move(config), std::move(on_exit)));
+    auto p = std::shared_ptr<process>(new process(ex, pid, std::move(config), std::move(on_exit), spec.output_grace));
     set_nonblocking(out_p[0]);
     p->out_.assign(out_p[0]);
     if (spec.pty) {
@@ -656,7 +658,7 @@ asio::awaitable<void> process::exit_watch()
     }
     // Output still in flight (or a background grandchild keeps the pipes open):
     // give the readers a moment, then take what is buffered and end.
-    grace_.expires_after(std::chrono::milliseconds(100));
+    grace_.expires_after(output_grace_);
     co_await grace_.async_wait(use_nothrow);
     if (!finished_) {
         // The readers end: each drains what is buffered, and the last one done sends the end

@@ -14,6 +14,7 @@
 #include <boost/asio/strand.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -47,6 +48,9 @@ struct spawn_spec {
     /// The identity above is then the one inside the sandbox, always switched to.
     int join_pidfd = -1;
     int join_namespaces = 0;  ///< CLONE_NEW* flags to join
+    /// After the process exits, how long its output may still arrive before what is buffered
+    /// is taken as the rest (a background child may hold the pipes open for ever).
+    std::chrono::milliseconds output_grace{100};
 };
 
 /// What the process reports back through process.List.
@@ -129,7 +133,8 @@ public:
     bool ended() const;
 
 private:
-    process(boost::asio::any_io_executor ex, pid_t pid, process_config config, exit_callback on_exit);
+    process(boost::asio::any_io_executor ex, pid_t pid, process_config config, exit_callback on_exit,
+            std::chrono::milliseconds output_grace);
     boost::asio::awaitable<void> read_loop(boost::asio::posix::stream_descriptor& d, bool is_stdout);
     boost::asio::awaitable<void> exit_watch();
     boost::asio::awaitable<result<void>> write_stdin_on_strand(std::string data);
@@ -144,6 +149,7 @@ private:
     exit_callback on_exit_;
     boost::asio::posix::stream_descriptor out_, err_, in_, pidfd_;
     boost::asio::steady_timer grace_;
+    std::chrono::milliseconds output_grace_;
     bool out_done_ = false, err_done_ = false, exited_ = false, finished_ = false;
     bool grace_expired_ = false;  ///< exited, and its readers stop waiting for more output
     int wait_status_ = 0;
