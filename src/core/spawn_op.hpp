@@ -11,11 +11,16 @@
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/error.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <exception>
+#include <memory>
 #include <utility>
 
 namespace prism_e2b::detail {
@@ -55,12 +60,47 @@ struct spawn_completion {
     }
 };
 
+/// spawn_completion for a body whose cancellation is relayed (see spawn_op): the
+/// caller's slot is cleared before its handler runs, so nothing of the finished
+/// operation stays installed in it.
+template <class T>
+struct relayed_completion {
+    spawn_completion<T> inner;
+    std::shared_ptr<boost::asio::cancellation_signal> signal;  ///< the body's slot lives in it
+
+    using executor_type = boost::asio::any_completion_executor;
+    executor_type get_executor() const noexcept { return inner.get_executor(); }
+
+    void operator()(std::exception_ptr e, result<T> r)
+    {
+        if (auto slot = inner.handler.get_cancellation_slot(); slot.is_connected()) slot.clear();
+        inner(e, std::move(r));
+    }
+};
+
 /// Runs `body` on `ex` and completes `h` with its result.
+///
+/// A caller that can cancel emits on its own strand or thread, and Asio's
+/// cancellation state is not thread-safe: on a multi-threaded io_context an emit
+/// racing the body's step is a data race. So a cancellable body runs on a strand
+/// of its own and the caller's emit is dispatched onto that strand.
 template <class T, class Executor>
 void spawn_op(Executor const& ex, boost::asio::awaitable<result<T>> body, completion_handler<T> h)
 {
-    boost::asio::any_io_executor fallback(ex);
-    boost::asio::co_spawn(ex, std::move(body), spawn_completion<T>{std::move(h), std::move(fallback)});
+    namespace asio = boost::asio;
+    asio::any_io_executor fallback(ex);
+    auto slot = h.get_cancellation_slot();
+    if (!slot.is_connected()) {
+        asio::co_spawn(ex, std::move(body), spawn_completion<T>{std::move(h), std::move(fallback)});
+        return;
+    }
+    auto strand = asio::make_strand(ex);
+    auto sig = std::make_shared<asio::cancellation_signal>();
+    slot.assign([sig, strand](asio::cancellation_type t) { asio::dispatch(strand, [sig, t] { sig->emit(t); }); });
+    asio::co_spawn(
+        strand, std::move(body),
+        asio::bind_cancellation_slot(
+            sig->slot(), relayed_completion<T>{spawn_completion<T>{std::move(h), std::move(fallback)}, sig}));
 }
 
 }  // namespace prism_e2b::detail

@@ -9,6 +9,8 @@
 #include <prism_e2b/e2b/coroutine_client.hpp>
 #include <prism_e2b/redactor.hpp>
 
+#include "core/spawn_op.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -499,31 +501,15 @@ private:
         std::size_t index_ = 0;
 
     protected:
+        // The library's own bridge: a cancellation emitted on another thread is
+        // handed to the poll's strand, as the real stream does.
         void do_next(completion_handler<std::optional<e2b::process_event>> h) override
         {
-            boost::asio::co_spawn(ex_, poll(), spawned{std::move(h), ex_});
+            prism_e2b::detail::spawn_op(ex_, poll(), std::move(h));
         }
 
     private:
         using next_result = result<std::optional<e2b::process_event>>;
-
-        /// co_spawn's completion: the caller's cancellation slot and executor, and
-        /// an escaped exception (a cancelled await) as errc::cancelled.
-        struct spawned {
-            completion_handler<std::optional<e2b::process_event>> h;
-            boost::asio::any_io_executor fallback;
-
-            using cancellation_slot_type = boost::asio::cancellation_slot;
-            cancellation_slot_type get_cancellation_slot() const noexcept { return h.get_cancellation_slot(); }
-            using executor_type = boost::asio::any_completion_executor;
-            executor_type get_executor() const noexcept { return boost::asio::get_associated_executor(h, fallback); }
-
-            void operator()(std::exception_ptr e, next_result r)
-            {
-                if (e) r = error(errc::cancelled, "stream read cancelled", {"process.stream"});
-                std::move(h)(std::move(r));
-            }
-        };
 
         boost::asio::awaitable<next_result> poll()
         {
