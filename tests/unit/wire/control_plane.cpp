@@ -393,13 +393,12 @@ BOOST_AUTO_TEST_CASE(retry_after_beyond_the_request_deadline_is_not_waited_for)
         r.headers.emplace_back("Retry-After", "3600");
         return r;
     });
-    auto const t0 = std::chrono::steady_clock::now();
+    // No clock read: a client that waited would take an hour (the ctest's timeout fails it).
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
         auto h = co_await c.async_kill_sandbox("sbx1");
         BOOST_TEST((h.error() == errc::rate_limited));
     });
     BOOST_TEST(server.request_count() == 1u);
-    BOOST_TEST((std::chrono::steady_clock::now() - t0) < std::chrono::seconds(5));
 }
 
 BOOST_AUTO_TEST_CASE(status_mapping_of_other_errors)

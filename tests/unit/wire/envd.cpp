@@ -222,14 +222,15 @@ BOOST_AUTO_TEST_CASE(cut_stream_is_unknown_outcome)
 
 BOOST_AUTO_TEST_CASE(silent_stream_past_idle_timeout_is_unknown_outcome)
 {
-    // The server sends start, then nothing (no keepalive) for 1.5 s; with a
-    // 300 ms idle bound the reader gives up instead of hanging.
+    // The server sends start, then nothing (no keepalive) for 10 minutes; with a
+    // 300 ms idle bound the reader gives up instead of hanging (no clock read: only
+    // the idle deadline can end the read with "deadline passed" before the keepalive).
     test_http_server server([](recorded_request const&) {
         scripted_response r;
         r.headers = {{"Content-Type", "application/connect+json"}};
         r.chunks = {envelope_bytes(R"({"event":{"start":{"pid":9}}})"),
                     envelope_bytes(R"({"event":{"keepalive":{}}})")};
-        r.chunk_delay = std::chrono::milliseconds(1500);
+        r.chunk_delay = std::chrono::minutes(10);
         return r;
     });
     run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
@@ -240,12 +241,11 @@ BOOST_AUTO_TEST_CASE(silent_stream_past_idle_timeout_is_unknown_outcome)
         e2b::start_process_params p;
         p.process.cmd = "x";
         auto target = target_for();
-        auto const t0 = std::chrono::steady_clock::now();
         auto d = co_await drain(**(co_await (*c)->async_start_process(target, p)));
         BOOST_TEST_REQUIRE(d.failure.has_value());
         BOOST_TEST((*d.failure == errc::unknown_outcome), d.failure->to_string());
+        BOOST_TEST(d.failure->message().find("deadline passed") != std::string::npos, d.failure->to_string());
         BOOST_TEST(!d.end);
-        BOOST_TEST((std::chrono::steady_clock::now() - t0) < std::chrono::milliseconds(1400));
     });
 }
 
@@ -579,7 +579,7 @@ BOOST_AUTO_TEST_CASE(cancellation_and_deadlines)
             {"Content-Type", r.path() == "/process.Process/Start" ? "application/connect+json" : "application/json"}};
         s.chunks = {r.path() == "/process.Process/Start" ? envelope_bytes(R"({"event":{"start":{"pid":1}}})") : "{", "",
                     "}"};
-        s.chunk_delay = std::chrono::milliseconds(1500);
+        s.chunk_delay = std::chrono::minutes(10);  // only a cancellation or a deadline ends a call
         return s;
     });
     with_client(server, [](e2b::client& c) -> asio::awaitable<void> {
@@ -589,19 +589,16 @@ BOOST_AUTO_TEST_CASE(cancellation_and_deadlines)
         asio::cancellation_signal sig;
         asio::steady_timer timer(ex, std::chrono::milliseconds(100));
         timer.async_wait([&](boost::system::error_code) { sig.emit(asio::cancellation_type::terminal); });
-        auto const t0 = std::chrono::steady_clock::now();
         auto r = co_await asio::co_spawn(ex, c.async_list_processes(t),
                                          asio::bind_cancellation_slot(sig.slot(), asio::use_awaitable));
         BOOST_TEST_REQUIRE(r.has_error());
         BOOST_TEST((r.error() == errc::cancelled), r.error().to_string());
-        BOOST_TEST((std::chrono::steady_clock::now() - t0) < std::chrono::milliseconds(1000));
         // A stream's async_next() cancelled (a slot bound to its token) while waiting for data.
         e2b::start_process_params p;
         p.process.cmd = "sleep";
         auto s = co_await c.async_start_process(t, p);
         BOOST_TEST_REQUIRE(s.has_value());
-        auto first = co_await (*s)->async_next();  // start (arrives after the first delay)
-        BOOST_TEST_REQUIRE(first.has_value());
+        // Nothing arrives for ten minutes: the read below waits for its first event.
         asio::cancellation_signal sig2;
         timer.expires_after(std::chrono::milliseconds(100));
         timer.async_wait([&](boost::system::error_code) { sig2.emit(asio::cancellation_type::terminal); });

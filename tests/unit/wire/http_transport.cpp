@@ -199,11 +199,10 @@ BOOST_AUTO_TEST_CASE(connection_refused_and_connect_deadline)
         // the TLS handshake never answers, the connect deadline fires.
         asio::ip::tcp::acceptor silent(ex, {asio::ip::make_address("127.0.0.1"), 0});
         auto const port = std::to_string(silent.local_endpoint().port());
-        auto const t0 = std::chrono::steady_clock::now();
-        auto r2 = co_await t->request(at("https://127.0.0.1:" + port), get("/"), 5s);
+        // The request's own deadline is ten minutes: only the connect deadline ends it now.
+        auto r2 = co_await t->request(at("https://127.0.0.1:" + port), get("/"), 10min);
         BOOST_TEST_REQUIRE(r2.has_error());
         BOOST_TEST((r2.error() == errc::timed_out), r2.error().to_string());
-        BOOST_TEST((std::chrono::steady_clock::now() - t0) < 3s);
     });
 }
 
