@@ -14,6 +14,7 @@ packages=(g++ cmake ninja-build ccache pkg-config openssl ca-certificates python
           curl nghttp2-client  # HTTP/2 peers of the listener tests (HEAD, 204 without a body)
           e2fsprogs  # mkfs.ext4: each sandbox's disk quota, a loop-mounted ext4 image (sandbox_disk.hpp)
           bindfs  # a FUSE mount: watching a network file system needs allowNetworkMounts (emulator_watch.cpp)
+          sudo  # what a sandbox's user runs to be its root, as in E2B's base template (system_layer.hpp)
           slirp4netns  # user-mode NAT: internet for a sandbox without the host's loopback
           runsc)  # prism-e2b-local's gvisor engine (its tests and the second conformance run)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -7,6 +7,7 @@
 #include "emulator/sandbox_network.hpp"
 #include "emulator/server_state.hpp"
 #include "emulator/small_files.hpp"
+#include "emulator/system_layer.hpp"
 
 #include <algorithm>
 #include <array>
@@ -326,11 +327,26 @@ namespace {
 
 /// One step of assembling the root, prepared before clone so the child only makes syscalls.
 struct mount_op {
-    enum kind { make_dir, make_file, bind_ro, bind_rw, bind_dev, link, tmpfs, devpts, proc, mask, volume } what;
-    std::string src, dst;  ///< dst: relative to the new root
+    enum kind {
+        make_dir,
+        make_file,
+        bind_ro,
+        bind_rw,
+        bind_dev,
+        link,
+        tmpfs,
+        devpts,
+        proc,
+        mask,
+        volume,
+        overlay
+    } what;
+    std::string src, dst;  ///< dst: relative to the new root; an overlay's src: its mount options
     /// A bind's source, cloned by the init while it still has the server's host ids (open_tree);
-    /// a volume's, idmapped by the server before the clone (idmapped_volume_tree).
+    /// a volume's or an overlay's lower layer, idmapped by the server before the clone (idmapped_tree).
     int tree = -1;
+    std::string host;  ///< an overlay's lower layer on the host
+    std::string at;    ///< where an overlay's lower layer is attached while the overlay is made
     bool binds() const noexcept { return what == bind_ro || what == bind_rw || what == bind_dev || what == mask; }
 };
 
@@ -424,9 +440,16 @@ int open_mount_point(char const* rel)
     return dir;
 }
 
+/// Where the init attaches the system layer's directory and the lower layers while it makes
+/// the overlays (in the new root, removed before the sandbox runs anything).
+constexpr char layers_dir[] = ".layers";
+constexpr char layers_sys[] = ".layers/sys";
+
 struct init_program {
     std::vector<mount_op> ops;
     std::string stage, hostname;
+    std::string system_layer;  ///< the host's dir of upper layers; empty: no overlays
+    int system_layer_tree = -1;
     bool new_network = false;
     bool rootless = false;
     std::uint32_t max_pids = 0;
@@ -472,6 +495,11 @@ struct init_fds {
         op.tree = static_cast<int>(
             ::syscall(SYS_open_tree, AT_FDCWD, op.src.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
         if (op.tree < 0) init_fail(report_w, istage_op, static_cast<int>(i));
+    }
+    if (!p.system_layer.empty()) {
+        p.system_layer_tree = static_cast<int>(
+            ::syscall(SYS_open_tree, AT_FDCWD, p.system_layer.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+        if (p.system_layer_tree < 0) init_fail(report_w, istage_sources);
     }
     // Root of the new user namespace, mapped to the range's first host id. Rootless, the one
     // mapped id is already ours (1000 inside); the capabilities last until the agent's exec.
@@ -519,6 +547,20 @@ struct init_fds {
                 if (at >= 0) ::close(at);
                 break;
             }
+            case mount_op::overlay:
+                // The layer's directory once, then this lower layer: attached, used, detached.
+                if (::access(layers_sys, F_OK) != 0)
+                    rc = ::mkdir(layers_dir, 0700) == 0 && ::mkdir(layers_sys, 0700) == 0
+                             ? static_cast<int>(::syscall(SYS_move_mount, p.system_layer_tree, "", AT_FDCWD, layers_sys,
+                                                          MOVE_MOUNT_F_EMPTY_PATH))
+                             : -1;
+                if (rc == 0 && ::mkdir(op.at.c_str(), 0700) != 0) rc = -1;
+                if (rc == 0)
+                    rc = static_cast<int>(
+                        ::syscall(SYS_move_mount, op.tree, "", AT_FDCWD, op.at.c_str(), MOVE_MOUNT_F_EMPTY_PATH));
+                if (rc == 0) rc = ::mount("overlay", dst, "overlay", MS_NODEV, op.src.c_str());
+                if (rc == 0) rc = ::umount2(op.at.c_str(), MNT_DETACH) == 0 ? ::rmdir(op.at.c_str()) : -1;
+                break;
             case mount_op::link:
                 rc = ::symlink(op.src.c_str(), dst);
                 break;
@@ -534,6 +576,9 @@ struct init_fds {
         }
         if (rc != 0) init_fail(report_w, istage_op, static_cast<int>(i));
     }
+    if (::access(layers_sys, F_OK) == 0 &&
+        (::umount2(layers_sys, MNT_DETACH) != 0 || ::rmdir(layers_sys) != 0 || ::rmdir(layers_dir) != 0))
+        init_fail(report_w, istage_op, static_cast<int>(p.ops.size()));
     if (::syscall(SYS_pivot_root, ".", ".") != 0 || ::umount2(".", MNT_DETACH) != 0 || ::chdir("/") != 0)
         init_fail(report_w, istage_pivot);
     if (set_attr(AT_FDCWD, "/", 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0)
@@ -566,10 +611,6 @@ struct init_fds {
     ::_exit(127);
 }
 
-/// Host system directories seen read-only in every sandbox (a symlink stays a symlink).
-constexpr std::array<char const*, 9> system_dirs = {"usr",   "bin",    "sbin", "lib", "lib32",
-                                                    "lib64", "libx32", "etc",  "opt"};
-
 init_program plan(ns_boot_spec const& spec)
 {
     init_program p;
@@ -578,6 +619,8 @@ init_program plan(ns_boot_spec const& spec)
     p.new_network = spec.new_network;
     p.rootless = spec.rootless;
     p.max_pids = spec.max_pids;
+    p.system_layer = spec.system_layer.string();
+    bool const writable_system = !spec.system_layer.empty();
     auto add = [&](mount_op::kind k, std::string src, std::string const& rel) {
         p.ops.push_back({k, std::move(src), rel});
     };
@@ -591,17 +634,30 @@ init_program plan(ns_boot_spec const& spec)
             if (!ec) add(mount_op::link, target.string(), d);
         } else if (S_ISDIR(st.st_mode)) {
             add(mount_op::make_dir, {}, d);
-            add(mount_op::bind_ro, host, d);
+            if (writable_system) {
+                // Relative to the new root, where the init attaches the layers (userxattr: the
+                // overlay is mounted inside the sandbox's user namespace).
+                std::string const lower = std::string(layers_dir) + "/" + d;
+                std::string const own = std::string(layers_sys) + "/" + d;
+                add(mount_op::overlay,
+                    "lowerdir=" + lower + ",upperdir=" + own + "/upper,workdir=" + own + "/work,userxattr", d);
+                p.ops.back().host = std::string_view(d) == "etc" ? spec.system_etc.string() : host;
+                p.ops.back().at = lower;
+            } else {
+                add(mount_op::bind_ro, host, d);
+            }
         }
     }
     // Accounts that know "user"; secrets of the host masked (they are unreadable anyway:
-    // host root is not mapped into the sandbox).
-    if (!spec.passwd_file.empty()) {
+    // host root is not mapped into the sandbox). A writable system has its own /etc files
+    // and whiteouts over what the host hides (system_layer.hpp).
+    if (!writable_system && !spec.passwd_file.empty()) {
         add(mount_op::mask, spec.passwd_file, "etc/passwd");
         add(mount_op::mask, spec.group_file, "etc/group");
     }
     for (char const* secret : {"etc/shadow", "etc/gshadow", "etc/shadow-", "etc/gshadow-"})
-        if (::access((std::string("/") + secret).c_str(), F_OK) == 0) add(mount_op::mask, "/dev/null", secret);
+        if (!writable_system && ::access((std::string("/") + secret).c_str(), F_OK) == 0)
+            add(mount_op::mask, "/dev/null", secret);
     // The sandbox's own writable directories.
     auto const own = spec.sandbox_root.string();
     for (char const* d : {"home", "var", "run", "mnt", "proc", "dev", "sys"}) add(mount_op::make_dir, {}, d);
@@ -634,12 +690,13 @@ init_program plan(ns_boot_spec const& spec)
     return p;
 }
 
-/// A detached clone of the volume directory `src` (nosuid, nodev) whose ids are seen shifted
-/// onto the range at `base`: a file of uid 1000 on disk is the sandbox's uid 1000 (host
-/// base + 1000) and what the sandbox writes lands on disk with the ids it has inside. An
-/// idmapped mount needs CAP_SYS_ADMIN in the initial user namespace, so the server makes it,
-/// with a helper user namespace of the sandbox's map; the init inherits the descriptor.
-result<unique_fd> idmapped_volume_tree(std::string const& src, uid_t base)
+/// A detached clone of the directory `src` with `attrs` whose ids are seen shifted onto the
+/// range at `base`: a volume's file of uid 1000 on disk is the sandbox's uid 1000 (host
+/// base + 1000) and what the sandbox writes lands on disk with the ids it has inside; the
+/// host's /usr, owned by host root, is its root's. An idmapped mount needs CAP_SYS_ADMIN in
+/// the initial user namespace, so the server makes it, with a helper user namespace of the
+/// sandbox's map; the init inherits the descriptor. `what` names it in errors.
+result<unique_fd> idmapped_tree(std::string const& src, uid_t base, std::uint64_t attrs, std::string const& what)
 {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return error(errc::server_error, "pipe failed", {"create"});
@@ -655,7 +712,7 @@ result<unique_fd> idmapped_volume_tree(std::string const& src, uid_t base)
     }
     if (rc < 0)
         return error(boost::system::error_code(errno, boost::system::system_category()),
-                     "cannot create the user namespace of a volume's mount", {"create"});
+                     "cannot create the user namespace of " + what, {"create"});
     pid_t const helper = static_cast<pid_t>(rc);
     hold_r = unique_fd();
     std::string const proc = "/proc/" + std::to_string(helper);
@@ -665,18 +722,18 @@ result<unique_fd> idmapped_volume_tree(std::string const& src, uid_t base)
         userns = unique_fd(::open((proc + "/ns/user").c_str(), O_RDONLY | O_CLOEXEC));
     hold_w = unique_fd();  // the helper exits; its namespace lives on in `userns`
     ::waitpid(helper, nullptr, 0);
-    if (!userns) return error(errc::server_error, "cannot map the ids of a volume's mount", {"create"});
+    if (!userns) return error(errc::server_error, "cannot map the ids of " + what, {"create"});
     unique_fd tree(
         static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, src.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)));
     if (!tree)
         return error(boost::system::error_code(errno, boost::system::system_category()),
-                     "cannot open the volume directory " + src, {"create"});
+                     "cannot open " + what + " (" + src + ")", {"create"});
     struct mount_attr a {};
-    a.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    a.attr_set = MOUNT_ATTR_IDMAP | attrs;
     a.userns_fd = static_cast<std::uint64_t>(userns.get());
     if (::syscall(SYS_mount_setattr, tree.get(), "", AT_EMPTY_PATH, &a, sizeof a) != 0)
         return error(boost::system::error_code(errno, boost::system::system_category()),
-                     "cannot make an idmapped mount of the volume directory " + src, {"create"});
+                     "cannot make an idmapped mount of " + what + " (" + src + ")", {"create"});
     return tree;
 }
 
@@ -713,13 +770,22 @@ result<ns_init> start_sandbox_init(ns_boot_spec const& spec)
     auto program = plan(spec);
     if (spec.rootless && !spec.volumes.empty())
         return error(errc::unsupported, "volumes need idmapped mounts: a server run as root", {"create"});
-    std::vector<unique_fd> volume_trees;  // inherited by the init through the clone, closed here after it
+    std::vector<unique_fd> idmapped_trees;  // inherited by the init through the clone, closed here after it
+    if (spec.rootless && !spec.system_layer.empty())
+        return error(errc::unsupported, "a writable system needs idmapped mounts: a server run as root", {"create"});
+    if (!spec.system_layer.empty() && spec.system_etc.empty())
+        return error(errc::server_error, "a writable system needs the copy of /etc", {"create"});
     for (auto& op : program.ops) {
-        if (op.what != mount_op::volume) continue;
-        auto tree = idmapped_volume_tree(op.src, spec.uid_base);
+        if (op.what != mount_op::volume && op.what != mount_op::overlay) continue;
+        // A volume: read-write, no set-id, no devices. A system dir's lower layer: read-only,
+        // set-id kept (sudo: the host's root-owned programs are the sandbox root's), no devices.
+        auto tree = op.what == mount_op::volume
+                        ? idmapped_tree(op.src, spec.uid_base, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "a volume")
+                        : idmapped_tree(op.host, spec.uid_base, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV,
+                                        "the system directory " + op.host);
         if (!tree) return tree.error();
         op.tree = tree->get();
-        volume_trees.push_back(std::move(*tree));
+        idmapped_trees.push_back(std::move(*tree));
     }
     // Rootless: the server's own ids are all an unprivileged user may map (without setgroups).
     std::string const uid_map = spec.rootless

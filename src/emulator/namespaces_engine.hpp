@@ -121,6 +121,11 @@ struct ns_boot_spec {
     /// Mounted read-write, nosuid, nodev, through an idmapped mount onto the sandbox's range
     /// (needs a server run as root: the server makes the mounts before the clone).
     std::vector<volume_bind> volumes;
+    /// The sandbox's writable system (system_layer.hpp), prepared by the server: the system
+    /// directories become overlays of an idmapped host lower layer and this dir's upper
+    /// layers (a server run as root). Empty: they are the host's, read-only.
+    std::filesystem::path system_layer;
+    std::filesystem::path system_etc;  ///< with system_layer: /etc's lower layer (etc_snapshot)
 };
 
 /// A running sandbox init.

@@ -3,12 +3,16 @@
 
 #include "emulator/namespaces_engine.hpp"
 #include "emulator/sandbox_fs.hpp"
+#include "emulator/small_files.hpp"
+#include "emulator/system_layer.hpp"
 
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 namespace prism_e2b::local::detail {
@@ -54,6 +58,28 @@ struct copier {
             (void)::fchown(fd, uid, gid);
     }
 
+    /// The writable system's upper layers (system_layer.hpp) are copied as an overlay reads
+    /// them: whiteouts, its user.overlay.* attributes and set-id bits (owned in the range) kept.
+    static bool in_layer(std::string const& rel)
+    {
+        std::string_view const l = system_layer_name;
+        return rel.starts_with(l) && (rel.size() == l.size() || rel[l.size()] == '/');
+    }
+
+    static void copy_overlay_xattrs(int from, int to)
+    {
+        char names[4096];
+        ssize_t const n = ::flistxattr(from, names, sizeof names);
+        for (ssize_t i = 0; i < n;) {
+            std::string_view const name(names + i);
+            i += static_cast<ssize_t>(name.size()) + 1;
+            if (!name.starts_with("user.overlay.")) continue;
+            char value[4096];
+            ssize_t const v = ::fgetxattr(from, name.data(), value, sizeof value);
+            if (v >= 0) (void)::fsetxattr(to, name.data(), value, static_cast<std::size_t>(v), 0);
+        }
+    }
+
     bool fail(std::string const& rel, char const* what)
     {
         failed = rel + ": " + what + " (" + std::strerror(errno) + ")";
@@ -75,15 +101,17 @@ struct copier {
             if (n < 0 && errno == EINTR) continue;
             if (n < 0) return fail(rel, "cannot read");
             if (n == 0) break;
-            for (ssize_t off = 0; off < n;) {
-                ssize_t const w = ::write(out.get(), buf + off, static_cast<std::size_t>(n - off));
-                if (w < 0 && errno == EINTR) continue;
-                if (w <= 0) return fail(rel, "cannot write");
-                off += w;
+            if (int const e = write_all(out.get(), std::string_view(buf, static_cast<std::size_t>(n))); e != 0) {
+                errno = e;
+                return fail(rel, "cannot write");
             }
         }
         own(out.get(), nullptr, st, false);
-        ::fchmod(out.get(), st.st_mode & 01777);  // no set-uid/set-gid: owners change hands here
+        bool const layer = in_layer(rel);
+        if (layer) copy_overlay_xattrs(in.get(), out.get());
+        // No set-uid/set-gid where owners change hands (a template's files); the system layer
+        // keeps them: its owners stay in the sandbox's range.
+        ::fchmod(out.get(), st.st_mode & (layer ? 07777 : 01777));
         return true;
     }
 
@@ -107,7 +135,8 @@ struct copier {
                 if (!out) return fail(sub, "cannot open the copy");
                 if (!copy_dir(in.get(), out.get(), sub, depth + 1)) return false;
                 own(out.get(), nullptr, st, false);
-                ::fchmod(out.get(), st.st_mode & 01777);
+                if (in_layer(sub)) copy_overlay_xattrs(in.get(), out.get());
+                ::fchmod(out.get(), st.st_mode & (in_layer(sub) ? 07777 : 01777));
             } else if (S_ISREG(st.st_mode)) {
                 if (!copy_file(from, to, name, sub, st)) return false;
             } else if (S_ISLNK(st.st_mode)) {
@@ -118,8 +147,13 @@ struct copier {
                 ::unlinkat(to, name.c_str(), 0);
                 if (::symlinkat(target.c_str(), to, name.c_str()) != 0) return fail(sub, "cannot create the link");
                 own(to, name.c_str(), st, true);
+            } else if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0) && in_layer(sub)) {
+                ::unlinkat(to, name.c_str(), 0);  // a whiteout: what the layer hides stays hidden
+                if (::mknodat(to, name.c_str(), S_IFCHR | 0000, makedev(0, 0)) != 0)
+                    return fail(sub, "cannot create the whiteout");
+                own(to, name.c_str(), st, true);
             }
-            // FIFOs, sockets and devices are not part of a copy.
+            // FIFOs, sockets and other devices are not part of a copy.
         }
         return true;
     }

@@ -21,11 +21,12 @@ inline constexpr int max_tree_depth = 128;
 
 /// Copies the tree under `from` into the directory `to` (created if missing, merged otherwise):
 /// directories, regular files and symlinks with their modes minus set-uid/set-gid bits;
-/// FIFOs, sockets and devices are skipped. Owners become `to_base + sandbox_view_id(owner)`
-/// (ids inside a sandbox kept, host range swapped), when the server is root. When `only` is
-/// not empty, just those relative paths of `from` ("home/user", ...) are copied, each if it
-/// exists and is a real directory. Errors: server_error naming the path that failed.
-/// `owner_inside`, when set, replaces every owner (uid and gid) before the translation.
+/// FIFOs, sockets and devices are skipped. Under the writable system's directory
+/// (system_layer.hpp) set-id bits, whiteouts and user.overlay.* attributes are kept. Owners become `to_base +
+/// sandbox_view_id(owner)` (ids inside a sandbox kept, host range swapped), when the server is root. When `only` is not
+/// empty, just those relative paths of `from` ("home/user", ...) are copied, each if it exists and is a real directory.
+/// Errors: server_error naming the path that failed. `owner_inside`, when set, replaces every owner (uid and gid)
+/// before the translation.
 result<void> copy_tree(std::filesystem::path const& from, std::filesystem::path const& to, uid_t to_base,
                        std::vector<std::string> const& only = {}, std::optional<uid_t> owner_inside = std::nullopt);
 

@@ -11,6 +11,7 @@
 #include "emulator/sandbox_tree.hpp"
 #include "emulator/small_files.hpp"
 #include "emulator/state_records.hpp"
+#include "emulator/system_layer.hpp"
 #include "protocol/base64.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -326,10 +327,10 @@ void thaw_cgroup(std::string const& dir) { write_small_file(dir + "/freezer.stat
 
 namespace {
 
-/// The directories of a sandbox that a template or snapshot seeds.
+/// The directories of a sandbox that a template or snapshot seeds (a template has no system layer).
 std::vector<std::string> const& seeded_dirs()
 {
-    static std::vector<std::string> const dirs = {"home/user", "workspace", "tmp", "root"};
+    static std::vector<std::string> const dirs = {"home/user", "workspace", "tmp", "root", system_layer_name};
     return dirs;
 }
 
@@ -738,6 +739,16 @@ result<void> server_state::boot_sandbox(sandbox& sb)
     spec.agent_path = envd_agent;
     spec.agent_config = boost::json::serialize(agent_config_for(sb).to_json());
     for (auto const& m : sb.volume_mounts) spec.volumes.push_back({volumes.data_dir(m.volume_id), m.path});
+    if (!rootless) {  // its own writable system (idmapped mounts need a server run as root)
+        auto const layer = sb.root / system_layer_name;
+        if (auto prepared = prepare_system_layer(layer, sb.ids.base(), {passwd_file, group_file, spec.hostname});
+            !prepared)
+            return prepared.error();
+        auto etc = etc_snapshot(state_dir / "system-etc");
+        if (!etc) return etc.error();
+        spec.system_layer = layer;
+        spec.system_etc = *etc;
+    }
     // Bound before the init exists, so the server can connect at once (the backlog holds
     // connections until the agent accepts) and again after a restart of its own.
     auto listening = listen_agent_socket(sb.agent->socket_path());

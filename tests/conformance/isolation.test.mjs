@@ -4,7 +4,7 @@
 // test expects) with the files kept. Skipped when the server reports another engine.
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs'
 import { after, before, test } from 'node:test'
 
 import { CommandExitError, Sandbox } from 'e2b'
@@ -40,13 +40,17 @@ test('root in a sandbox cannot read a root-only host file, and ps shows only the
   try {
     const who = await sbx.commands.run('id -u', { user: 'root' })
     assert.equal(who.stdout, '0\n')
-    assert.equal((await sbx.commands.run(`test -e ${hostFile} && echo visible`, { user: 'root' })).stdout, 'visible\n')
+    // Its /etc is a copy of the host's without what the host's other users cannot read.
+    assert.equal((await sbx.commands.run(`test -e ${hostFile} || echo hidden`, { user: 'root' })).stdout, 'hidden\n')
     await assert.rejects(sbx.commands.run(`cat ${hostFile}`, { user: 'root' }), (err) => {
       assert.ok(err instanceof CommandExitError, `${err}`)
       assert.ok(!err.stdout.includes('host secret'))
       return true
     })
-    await assert.rejects(sbx.commands.run(`touch /usr/${'x' + runId()}`, { user: 'root' }), CommandExitError)
+    // Its system is writable, and its own: the host's /usr is as it was.
+    const written = `/usr/${'x' + runId()}`
+    await sbx.commands.run(`touch ${written}`, { user: 'root' })
+    assert.ok(!existsSync(written), `${written} reached the host`)
 
     const ps = await sbx.commands.run('ps -eo args=', { user: 'root' })
     assert.ok(!ps.stdout.includes('prism-e2b-local'), `the server is visible in the sandbox:\n${ps.stdout}`)
@@ -54,6 +58,26 @@ test('root in a sandbox cannot read a root-only host file, and ps shows only the
   } finally {
     rmSync(hostFile, { force: true })
     await sbx.kill()
+  }
+})
+
+test('user installs with sudo into its own system; another sandbox sees nothing of it', { timeout: 90_000 }, async (t) => {
+  const a = await server.create({ metadata: { suite: 'isolation', run: runId() }, timeoutMs: 120_000 })
+  const b = await server.create({ metadata: { suite: 'isolation', run: runId() }, timeoutMs: 120_000 })
+  try {
+    if ((await isolation(a)) !== 'namespaces') {
+      t.skip('the server does not run the namespaces engine here (not root?)')
+      return
+    }
+    const tool = `/usr/local/bin/prism-${runId()}`
+    const r = await a.commands.run(`sudo -n sh -c 'printf "#!/bin/sh\\necho installed\\n" > ${tool} && chmod 755 ${tool}' && ${tool}`)
+    assert.equal(r.stdout, 'installed\n')
+    assert.equal((await a.commands.run(`stat -c %U ${tool}`)).stdout, 'root\n')
+    assert.ok(!existsSync(tool), `${tool} reached the host`)
+    await assert.rejects(b.commands.run(`test -e ${tool}`), CommandExitError)
+  } finally {
+    await a.kill()
+    await b.kill()
   }
 })
 

@@ -89,8 +89,9 @@ BOOST_AUTO_TEST_CASE(writing_past_the_quota_fails_in_that_sandbox_only)
 
     auto const full = run_command(*f, a, fill);
     BOOST_TEST(full.stdout_text == "No space left on device\nrc=1\n");
-    // Every writable directory shares the quota, and root in the sandbox gets no reserve.
-    for (char const* d : {"/tmp", "/home/user", "/root"}) {
+    // Every writable directory shares the quota (its writable system too), and root in the
+    // sandbox gets no reserve.
+    for (char const* d : {"/tmp", "/home/user", "/root", "/usr/local"}) {
         auto const more = run_command(*f, a, std::string("head -c 1048576 /dev/zero > ") + d + "/more", as_root());
         BOOST_TEST(exit_code(more) != 0, d);
         BOOST_TEST(more.stderr_text.find("No space left on device") != std::string::npos, d);

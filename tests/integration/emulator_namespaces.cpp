@@ -438,7 +438,8 @@ BOOST_AUTO_TEST_CASE(root_in_a_sandbox_is_not_host_root)
     if (!have_root()) return;
     auto f = ns_server();
     auto a = create_sandbox(*f);
-    // A root-only host file at a path the sandbox sees (its /etc is the host's, read-only).
+    // A root-only host file at a path the sandbox sees: its /etc is the host's through its own
+    // writable layer, which hides what the host's "other" cannot read (system_layer.hpp).
     std::string const name = "prism-e2b-test-" + random_token(6);
     std::string const host_file = "/etc/" + name;
     {
@@ -452,20 +453,27 @@ BOOST_AUTO_TEST_CASE(root_in_a_sandbox_is_not_host_root)
     } rm{host_file};
     auto id = run_command(*f, a, "id -u", as_root());
     BOOST_REQUIRE(id.stdout_text == "0\n");
-    auto seen = run_command(*f, a, "test -e " + host_file + " && echo exists", as_root());
-    BOOST_TEST(seen.stdout_text == "exists\n");
+    auto seen = run_command(*f, a, "test -e " + host_file + " || echo hidden", as_root());
+    BOOST_TEST(seen.stdout_text == "hidden\n");
     auto read = run_command(*f, a, "cat " + host_file, as_root());
     BOOST_TEST(read.stdout_text.find("host-secret") == std::string::npos);
     BOOST_TEST(exit_code(read) != 0);
-    BOOST_TEST(exit_code(run_command(*f, a, "cat /etc/shadow", as_root())) != 0);
-    // Host directories are not writable, not even by chmod or a remount.
-    for (std::string dir : {"/etc", "/usr", "/usr/bin", "/opt", "/"}) {
-        auto w = run_command(*f, a, "touch " + dir + "/" + name, as_root());
-        BOOST_TEST_INFO("writing into " << dir);
-        BOOST_TEST(exit_code(w) != 0);
-    }
     BOOST_TEST(exit_code(run_command(*f, a, "chmod 0644 " + host_file, as_root())) != 0);
-    BOOST_TEST(exit_code(run_command(*f, a, "mount -o remount,rw /usr", as_root())) != 0);
+    // Its /etc/shadow is its own, without the host's accounts.
+    auto const shadow = run_command(*f, a, "cat /etc/shadow", as_root()).stdout_text;
+    BOOST_TEST(shadow.find("root:*:") == 0u, shadow);
+    BOOST_TEST(shadow != read_host_file("/etc/shadow"));
+    // What it writes into the system directories is its own: the host's stay as they are.
+    std::string const written = name + "-written";
+    for (std::string dir : {"/etc", "/usr", "/usr/bin", "/opt"}) {
+        if (!fs::is_directory(dir)) continue;
+        auto w = run_command(*f, a, "touch " + dir + "/" + written, as_root());
+        BOOST_TEST_INFO("writing into " << dir);
+        BOOST_TEST(exit_code(w) == 0);
+        struct stat hst {};
+        BOOST_TEST(::stat((dir + "/" + written).c_str(), &hst) != 0);
+    }
+    BOOST_TEST(exit_code(run_command(*f, a, "touch /" + written, as_root())) != 0);  // its root dir is read-only
     // Its /root is its own, not the host's.
     BOOST_TEST(exit_code(run_command(*f, a, "echo mine > /root/" + name, as_root())) == 0);
     struct stat st {};
@@ -474,6 +482,60 @@ BOOST_AUTO_TEST_CASE(root_in_a_sandbox_is_not_host_root)
     // The file it wrote came back through /files as the sandbox's root's.
     raw_http c(f->port());
     BOOST_TEST(c.request("GET", "/files?path=/root/" + name, {}, envd_headers(a)).body == "mine\n");
+}
+
+BOOST_AUTO_TEST_CASE(each_sandbox_has_a_writable_system_of_its_own_and_sudo)
+{
+    if (!have_root()) return;
+    BOOST_TEST_REQUIRE(::access("/usr/bin/sudo", X_OK) == 0,
+                       "sudo is not installed (scripts/bootstrap.sh installs it)");
+    auto f = ns_server();
+    auto a = create_sandbox(*f);
+    auto b = create_sandbox(*f);
+    std::string const name = "prism-e2b-sys-" + random_token(6);
+    std::string const tool = "/usr/local/bin/" + name, conf = "/etc/" + name;
+    // "user" becomes the sandbox's root with sudo, without a password, and installs a tool.
+    auto w = run_command(*f, a,
+                         "sudo -n id -u && sudo -n sh -c 'printf \"#!/bin/sh\\necho tool\\n\" > " + tool +
+                             " && chmod 755 " + tool + " && echo conf > " + conf + "' && echo done");
+    BOOST_TEST_INFO(w.stdout_text << w.stderr_text);
+    BOOST_TEST(w.stdout_text == "0\ndone\n");
+    BOOST_TEST(run_command(*f, a, name + "; cat " + conf + "; stat -c %u " + tool).stdout_text == "tool\nconf\n0\n");
+    // A host file changed inside is changed for this sandbox only.
+    auto const debian_version = read_host_file("/etc/debian_version");
+    BOOST_TEST(exit_code(run_command(*f, a, "echo mine > /etc/debian_version", as_root())) == 0);
+    BOOST_TEST(run_command(*f, a, "cat /etc/debian_version").stdout_text == "mine\n");
+    BOOST_TEST(run_command(*f, b, "cat /etc/debian_version").stdout_text == debian_version);
+    // Nothing of it on the host, nor in the other sandbox.
+    BOOST_TEST(read_host_file("/etc/debian_version") == debian_version);
+    struct stat st {};
+    BOOST_TEST(::stat(tool.c_str(), &st) != 0);
+    BOOST_TEST(::stat(conf.c_str(), &st) != 0);
+    BOOST_TEST(exit_code(run_command(*f, b, "cat " + tool + " " + conf, as_root())) != 0);
+    // What the host's "other" cannot read is not there, for the sandbox's root either.
+    for (std::string const hidden : {"/etc/gshadow", "/etc/shadow-", "/etc/ssl/private"}) {
+        if (!fs::exists(hidden)) continue;
+        BOOST_TEST_INFO(hidden);
+        BOOST_TEST(run_command(*f, a, "sudo -n test -e " + hidden + " || echo hidden").stdout_text == "hidden\n");
+    }
+    // Its /etc/shadow is its own: accounts without a password, none of the host's.
+    BOOST_TEST(run_command(*f, a, "sudo -n cat /etc/shadow").stdout_text ==
+               "root:*:19000:0:99999:7:::\nuser:*:19000:0:99999:7:::\n");
+    // Kept with its files: through a pause that reboots it, and into a fork.
+    BOOST_TEST(api_post(*f, "/sandboxes/" + a.id + "/pause", R"({"memory":false})") == 204);
+    BOOST_TEST(api_post(*f, "/sandboxes/" + a.id + "/connect", R"({"timeout":120})") == 201);
+    BOOST_TEST(run_command(*f, a, name + "; cat " + conf).stdout_text == "tool\nconf\n");
+    raw_http c(f->port());
+    auto forked = c.request("POST", "/sandboxes/" + a.id + "/fork", R"({"count":1})", api_headers(*f));
+    BOOST_TEST_REQUIRE(forked.status == 201, forked.body);
+    auto const made = forked.json().as_array().at(0).as_object().at("sandbox").as_object();
+    sandbox_ref const child{std::string(made.at("sandboxID").as_string()),
+                            std::string(made.at("envdAccessToken").as_string())};
+    auto const in_child = run_command(
+        *f, child,
+        name + "; cat " + conf + " /etc/debian_version; sudo -n id -u; " + "test -e /etc/gshadow || echo hidden");
+    BOOST_TEST_INFO(in_child.stderr_text);
+    BOOST_TEST(in_child.stdout_text == "tool\nconf\nmine\n0\nhidden\n");
 }
 
 BOOST_AUTO_TEST_CASE(boot_id_is_per_sandbox_and_new_on_every_cold_boot)
