@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <linux/close_range.h>
+#include <memory>
 #include <net/if.h>
 #include <optional>
 #include <poll.h>
@@ -33,6 +34,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
+#include <type_traits>
 #include <unistd.h>
 
 // The agent's path in the build tree (generated; cmake/path_functions.cmake).
@@ -690,6 +692,23 @@ init_program plan(ns_boot_spec const& spec)
     return p;
 }
 
+/// clone(2) through glibc's wrapper, never the raw syscall: a sanitizer intercepts the wrapper
+/// and holds its runtime's locks across it, as for fork(), so the child of a multi-threaded
+/// server never starts with a lock another thread held (under TSan a sandbox init once spun for
+/// ever on one). `fn` runs in the child, on a stack of its own in its copy of the address space
+/// (no CLONE_VM), and must not return. The child's pid, or -1 with errno.
+template <class Fn>
+pid_t clone_child(int flags, Fn&& fn)
+{
+    constexpr std::size_t stack_size = std::size_t{1} << 20;
+    std::unique_ptr<char[]> const stack(new char[stack_size]);  // the child's copy is its stack
+    auto entry = [](void* arg) -> int {
+        (*static_cast<std::remove_reference_t<Fn>*>(arg))();
+        return 127;
+    };
+    return ::clone(entry, stack.get() + stack_size, flags, &fn);
+}
+
 /// A detached clone of the directory `src` with `attrs` whose ids are seen shifted onto the
 /// range at `base`: a volume's file of uid 1000 on disk is the sandbox's uid 1000 (host
 /// base + 1000) and what the sandbox writes lands on disk with the ids it has inside; the
@@ -701,15 +720,14 @@ result<unique_fd> idmapped_tree(std::string const& src, uid_t base, std::uint64_
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return error(errc::server_error, "pipe failed", {"create"});
     unique_fd hold_r(p[0]), hold_w(p[1]);
-    // The helper only waits for the pipe to close (raw clone: only syscalls in the child).
-    long const rc = ::syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-    if (rc == 0) {
+    // The helper only waits for the pipe to close (only syscalls in the child).
+    long const rc = clone_child(CLONE_NEWUSER | SIGCHLD, [&] {
         char c;
         ::syscall(SYS_close, p[1]);
         while (::read(p[0], &c, 1) < 0 && errno == EINTR) {
         }
         ::syscall(SYS_exit_group, 0);
-    }
+    });
     if (rc < 0)
         return error(boost::system::error_code(errno, boost::system::system_category()),
                      "cannot create the user namespace of " + what, {"create"});
@@ -808,10 +826,9 @@ result<ns_init> start_sandbox_init(ns_boot_spec const& spec)
         return error(errc::server_error, "pipe failed", {"create"});
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | SIGCHLD;
     if (spec.new_network) flags |= CLONE_NEWNET;
-    // A raw clone: glibc has no fork() that takes namespace flags. The child only makes syscalls.
-    long const rc = ::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr);
-    if (rc == 0)
-        run_init(program, init_fds{sync_r.get(), rep_w.get(), agent_exe.get(), cfg_r.get(), spec.agent_listen_fd});
+    // glibc has no fork() that takes namespace flags: clone. The child only makes syscalls.
+    init_fds const fds{sync_r.get(), rep_w.get(), agent_exe.get(), cfg_r.get(), spec.agent_listen_fd};
+    long const rc = clone_child(static_cast<int>(flags), [&] { run_init(program, fds); });
     sync_r = unique_fd();
     rep_w = unique_fd();
     cfg_r = unique_fd();
