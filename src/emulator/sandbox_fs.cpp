@@ -270,6 +270,23 @@ int remove_tree_at(int dir_fd, std::string const& name)
     }
 }
 
+bool list_dir_names(int fd, std::vector<std::string>& names)
+{
+    int const dup = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup < 0) return false;
+    DIR* d = ::fdopendir(dup);
+    if (!d) {
+        ::close(dup);
+        return false;
+    }
+    while (dirent* e = ::readdir(d)) {
+        if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+        names.emplace_back(e->d_name);
+    }
+    ::closedir(d);
+    return true;
+}
+
 int remove_tree(std::string const& path)
 {
     auto const slash = path.find_last_of('/');

@@ -78,6 +78,10 @@ int remove_tree_at(int dir_fd, std::string const& name);
 /// server's own directories, e.g. a killed sandbox's. Returns 0 or an errno value.
 int remove_tree(std::string const& path);
 
+/// The names in the directory `fd` (without "." and ".."), read through a duplicate of it.
+/// False when it cannot be read.
+bool list_dir_names(int fd, std::vector<std::string>& names);
+
 /// Go's os.FileMode.String() for a stat mode ("-rw-r--r--", "drwxr-xr-x", "Lrwxrwxrwx").
 std::string go_mode_string(mode_t mode);
 

@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -22,24 +21,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-
-/// The names in a directory (without "." and ".."), read from a duplicate of `fd`.
-bool list_dir(int fd, std::vector<std::string>& names)
-{
-    int const dup = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (dup < 0) return false;
-    DIR* d = ::fdopendir(dup);
-    if (!d) {
-        ::close(dup);
-        return false;
-    }
-    while (dirent* e = ::readdir(d)) {
-        if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-        names.emplace_back(e->d_name);
-    }
-    ::closedir(d);
-    return true;
-}
 
 struct copier {
     uid_t to_base;
@@ -95,16 +76,9 @@ struct copier {
         ::unlinkat(to_dir, name.c_str(), 0);
         unique_fd out(::openat(to_dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
         if (!out) return fail(rel, "cannot create");
-        char buf[1 << 16];
-        for (;;) {
-            ssize_t const n = ::read(in.get(), buf, sizeof buf);
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0) return fail(rel, "cannot read");
-            if (n == 0) break;
-            if (int const e = write_all(out.get(), std::string_view(buf, static_cast<std::size_t>(n))); e != 0) {
-                errno = e;
-                return fail(rel, "cannot write");
-            }
+        if (int const e = copy_contents(in.get(), out.get()); e != 0) {
+            errno = e;
+            return fail(rel, "cannot copy");
         }
         own(out.get(), nullptr, st, false);
         bool const layer = in_layer(rel);
@@ -122,7 +96,7 @@ struct copier {
             return fail(rel, "deeper than the copy allows");
         }
         std::vector<std::string> names;
-        if (!list_dir(from, names)) return fail(rel, "cannot list");
+        if (!list_dir_names(from, names)) return fail(rel, "cannot list");
         for (auto const& name : names) {
             std::string const sub = rel.empty() ? name : rel + "/" + name;
             struct stat st {};
@@ -181,7 +155,7 @@ std::uint64_t usage_of(int dir, int depth)
 {
     if (depth > max_tree_depth) return 0;
     std::vector<std::string> names;
-    if (!list_dir(dir, names)) return 0;
+    if (!list_dir_names(dir, names)) return 0;
     std::uint64_t total = 0;
     for (auto const& name : names) {
         struct stat st {};

@@ -22,6 +22,18 @@ int write_all(int fd, std::string_view data)
     return 0;
 }
 
+int copy_contents(int in, int out)
+{
+    char buf[1 << 16];
+    for (;;) {
+        ssize_t const n = ::read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return errno;
+        if (n == 0) return 0;
+        if (int const e = write_all(out, std::string_view(buf, static_cast<std::size_t>(n))); e != 0) return e;
+    }
+}
+
 bool write_small_file(std::string const& path, std::string const& text)
 {
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);

@@ -12,6 +12,9 @@ namespace prism_e2b::local::detail {
 /// Writes all of `data` to `fd`, retrying short writes and EINTR: 0, or the errno that
 /// stopped it (EIO when write(2) wrote nothing).
 int write_all(int fd, std::string_view data);
+/// Copies what `in` holds from its offset to its end into `out` (EINTR retried): 0, or the
+/// errno that stopped it.
+int copy_contents(int in, int out);
 /// Writes `text` in one write(2) to an existing file (cgroup files want that). False on any error.
 bool write_small_file(std::string const& path, std::string const& text);
 /// The file's contents; empty when it cannot be read.

@@ -10,8 +10,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
 #include <mutex>
 #include <sys/stat.h>
@@ -37,29 +35,21 @@ constexpr char sudoers[] =
 void walk_hidden(int dir, dev_t dev, std::string const& rel, int depth, std::vector<std::string>& out)
 {
     if (depth > max_depth) return;
-    int const dup = ::fcntl(dir, F_DUPFD_CLOEXEC, 0);
-    if (dup < 0) return;
-    DIR* d = ::fdopendir(dup);
-    if (!d) {
-        ::close(dup);
-        return;
-    }
-    std::vector<std::string> subdirs;
-    while (dirent* e = ::readdir(d)) {
-        if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    std::vector<std::string> names, subdirs;
+    if (!list_dir_names(dir, names)) return;
+    for (auto const& name : names) {
         struct stat st {};
-        if (::fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        std::string const path = rel + "/" + e->d_name;
+        if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        std::string const path = rel + "/" + name;
         if (S_ISDIR(st.st_mode)) {
             if ((st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH))
                 out.push_back(path);
             else if (st.st_dev == dev)  // another file system mounted here is not the system's
-                subdirs.push_back(e->d_name);
+                subdirs.push_back(name);
         } else if (S_ISREG(st.st_mode) && (st.st_mode & S_IROTH) == 0) {
             out.push_back(path);
         }
     }
-    ::closedir(d);
     for (auto const& name : subdirs) {
         unique_fd sub(::openat(dir, name.c_str(), dir_flags));
         if (sub) walk_hidden(sub.get(), dev, rel + "/" + name, depth + 1, out);
@@ -159,16 +149,8 @@ struct etc_entry {
 void list_etc(int dir, dev_t dev, std::string const& rel, int depth, std::vector<etc_entry>& out)
 {
     if (depth > max_depth) return;
-    int const dup = ::fcntl(dir, F_DUPFD_CLOEXEC, 0);
-    DIR* d = dup < 0 ? nullptr : ::fdopendir(dup);
-    if (!d) {
-        if (dup >= 0) ::close(dup);
-        return;
-    }
     std::vector<std::string> names;
-    while (dirent* e = ::readdir(d))
-        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
-    ::closedir(d);
+    if (!list_dir_names(dir, names)) return;
     std::sort(names.begin(), names.end());  // the digest does not depend on the directory's order
     for (auto const& name : names) {
         etc_entry e{rel.empty() ? name : rel + "/" + name, {}, {}};
@@ -227,14 +209,7 @@ bool copy_etc(std::vector<etc_entry> const& entries, fs::path const& to)
             unique_fd in(::open(src.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
             if (!in) continue;  // gone meanwhile
             unique_fd out(::open(dst.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-            if (!out) return false;
-            char buf[1 << 16];
-            for (;;) {
-                ssize_t const n = ::read(in.get(), buf, sizeof buf);
-                if (n < 0 && errno == EINTR) continue;
-                if (n <= 0) break;
-                if (write_all(out.get(), std::string_view(buf, static_cast<std::size_t>(n))) != 0) return false;
-            }
+            if (!out || copy_contents(in.get(), out.get()) != 0) return false;
         }
         if (::lchown(dst.c_str(), e.st.st_uid, e.st.st_gid) != 0 || ::chmod(dst.c_str(), e.st.st_mode & 07777) != 0)
             return false;
