@@ -709,21 +709,22 @@ pid_t clone_child(int flags, Fn&& fn)
     return ::clone(entry, stack.get() + stack_size, flags, &fn);
 }
 
-/// A detached clone of the directory `src` with `attrs` whose ids are seen shifted onto the
-/// range at `base`: a volume's file of uid 1000 on disk is the sandbox's uid 1000 (host
-/// base + 1000) and what the sandbox writes lands on disk with the ids it has inside; the
-/// host's /usr, owned by host root, is its root's. An idmapped mount needs CAP_SYS_ADMIN in
-/// the initial user namespace, so the server makes it, with a helper user namespace of the
-/// sandbox's map; the init inherits the descriptor. `what` names it in errors.
+}  // namespace
+
 result<unique_fd> idmapped_tree(std::string const& src, uid_t base, std::uint64_t attrs, std::string const& what)
 {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return error(errc::server_error, "pipe failed", {"create"});
     unique_fd hold_r(p[0]), hold_w(p[1]);
-    // The helper only waits for the pipe to close (only syscalls in the child).
+    // The helper only waits for the pipe to close (only syscalls in the child). It keeps
+    // nothing else: its copy of another thread's helper pipe would keep that helper from
+    // seeing EOF while that helper's copy of this one kept this one waiting (two concurrent
+    // creates deadlocked that way).
     long const rc = clone_child(CLONE_NEWUSER | SIGCHLD, [&] {
         char c;
-        ::syscall(SYS_close, p[1]);
+        auto const keep = static_cast<unsigned>(p[0]);
+        if (keep > 0) ::syscall(SYS_close_range, 0u, keep - 1, 0u);
+        ::syscall(SYS_close_range, keep + 1, ~0u, 0u);
         while (::read(p[0], &c, 1) < 0 && errno == EINTR) {
         }
         ::syscall(SYS_exit_group, 0);
@@ -754,6 +755,8 @@ result<unique_fd> idmapped_tree(std::string const& src, uid_t base, std::uint64_
                      "cannot make an idmapped mount of " + what + " (" + src + ")", {"create"});
     return tree;
 }
+
+namespace {
 
 std::string stage_name(int stage)
 {

@@ -139,6 +139,14 @@ struct ns_init {
 /// one this build made. Empty when none is executable.
 std::string find_envd_agent();
 
+/// A detached clone of the directory `src` with `mount_attrs` (MOUNT_ATTR_*) whose ids are seen shifted onto the
+/// range at `base`: a volume's file of uid 1000 on disk is the sandbox's uid 1000 (host
+/// base + 1000) and what the sandbox writes lands on disk with the ids it has inside; the
+/// host's /usr, owned by host root, is its root's. An idmapped mount needs CAP_SYS_ADMIN in
+/// the initial user namespace, so the server makes it, with a helper user namespace of the
+/// sandbox's map; the init inherits the descriptor. `what` names it in errors.
+result<unique_fd> idmapped_tree(std::string const& src, uid_t base, std::uint64_t mount_attrs, std::string const& what);
+
 /// Clones the init into new namespaces, maps its ids, lets it assemble the
 /// root and waits until it is ready. Errors: server_error naming the step that failed.
 result<ns_init> start_sandbox_init(ns_boot_spec const& spec);

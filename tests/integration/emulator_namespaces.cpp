@@ -11,7 +11,10 @@
 #include <boost/test/unit_test.hpp>
 
 #include <arpa/inet.h>
+#include <atomic>
+#include <barrier>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,8 +23,10 @@
 #include <netinet/in.h>
 #include <optional>
 #include <set>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -536,6 +541,68 @@ BOOST_AUTO_TEST_CASE(each_sandbox_has_a_writable_system_of_its_own_and_sudo)
         name + "; cat " + conf + " /etc/debian_version; sudo -n id -u; " + "test -e /etc/gshadow || echo hidden");
     BOOST_TEST_INFO(in_child.stderr_text);
     BOOST_TEST(in_child.stdout_text == "tool\nconf\nmine\n0\nhidden\n");
+}
+
+BOOST_AUTO_TEST_CASE(idmap_helpers_cloned_at_once_all_exit)
+{
+    if (!have_root()) return;
+    namespace d = prism_e2b::local::detail;
+    auto range = d::uid_range::reserve();
+    BOOST_TEST_REQUIRE(range.has_value());
+    // Each call clones a helper that waits for its pipe to close; helpers cloned by other
+    // threads meanwhile must not keep it open (two of them once held each other's for ever).
+    constexpr int workers = 4, calls = 150;
+    std::atomic<int> done{0}, failed{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < workers; ++i)
+        threads.emplace_back([&] {
+            for (int k = 0; k < calls; ++k) {
+                if (!d::idmapped_tree("/usr", range->base(), MOUNT_ATTR_RDONLY, "/usr")) ++failed;
+                ++done;
+            }
+        });
+    if (!eventually([&] { return done.load() == workers * calls; }, std::chrono::minutes(3))) {
+        std::fprintf(stderr, "idmap helpers hung: %d of %d calls returned\n", done.load(), workers * calls);
+        std::abort();
+    }
+    for (auto& t : threads) t.join();
+    BOOST_TEST(failed.load() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_creates_of_writable_systems_all_finish)
+{
+    if (!have_root()) return;
+    auto f = ns_server();
+    // Both server threads boot at once, each through its idmap helpers and its init: a child
+    // cloned by one must not hold what another child waits on (it did: two helpers each held
+    // the other's pipe, and the server hung). Rounds of creates released together.
+    constexpr int clients = 4, rounds = 3;
+    std::atomic<int> done{0}, failed{0};
+    std::barrier round(clients);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < clients; ++i)
+        threads.emplace_back([&] {
+            for (int k = 0; k < rounds; ++k) {
+                round.arrive_and_wait();
+                try {
+                    auto const sb = create_sandbox(*f);
+                    if (k == rounds - 1 && run_command(*f, sb, "sudo -n id -u").stdout_text != "0\n") ++failed;
+                    raw_http c(f->port());
+                    if (c.request("DELETE", "/sandboxes/" + sb.id, "", api_headers(*f)).status != 204) ++failed;
+                } catch (std::exception const& e) {
+                    BOOST_TEST_MESSAGE(e.what());
+                    ++failed;
+                }
+                ++done;
+            }
+        });
+    // A hang is reported now, not when ctest's timeout ends the whole binary.
+    if (!eventually([&] { return done.load() == clients * rounds; }, std::chrono::minutes(4))) {
+        std::fprintf(stderr, "concurrent creates hung: %d of %d finished\n", done.load(), clients * rounds);
+        std::abort();
+    }
+    for (auto& t : threads) t.join();
+    BOOST_TEST(failed.load() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(boot_id_is_per_sandbox_and_new_on_every_cold_boot)
