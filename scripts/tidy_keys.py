@@ -12,9 +12,10 @@ import concurrent.futures
 import hashlib
 import json
 import os
-import shlex
 import subprocess
 import sys
+
+from compile_command import flags_only
 
 
 def main():
@@ -27,20 +28,8 @@ def main():
 
     def key(path):
         entry = commands[path]
-        args = shlex.split(entry["command"])
-        # Preprocess instead of compiling, comments kept (NOLINT, argument comments): -E -C -P.
-        out = []
-        skip = False
-        for a in args:
-            if skip:
-                skip = False
-                continue
-            if a in ("-o", "-MF", "-MT", "-MQ"):
-                skip = True
-                continue
-            if a in ("-c", "-MD", "-MMD"):
-                continue
-            out.append(a)
+        # Preprocessed, comments kept (NOLINT, argument comments), no line markers.
+        out = flags_only(entry) + [entry["file"]]
         pre = subprocess.run(out + ["-E", "-C", "-P", "-o", "-"], cwd=entry["directory"], capture_output=True, check=True)
         h = hashlib.sha256()
         for part in (version.encode(), config, entry["command"].encode(), pre.stdout):

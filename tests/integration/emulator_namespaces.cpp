@@ -163,6 +163,34 @@ std::string tcp_connect(std::string const& host, std::uint16_t port)
     return "timeout 5 bash -c 'exec 3<>/dev/tcp/" + host + "/" + std::to_string(port) + "' && echo connected";
 }
 
+/// Runs `body(k)` for k in [0, per_thread) on each of `threads` threads at once and returns how
+/// many calls failed (returned false or threw). A hang is reported now, naming `what`, not
+/// when ctest's timeout ends the whole binary.
+template <class Body>
+int failures_on_threads(int threads, int per_thread, char const* what, Body body)
+{
+    std::atomic<int> done{0}, failed{0};
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads; ++i)
+        pool.emplace_back([&] {
+            for (int k = 0; k < per_thread; ++k) {
+                try {
+                    if (!body(k)) ++failed;
+                } catch (std::exception const& e) {
+                    BOOST_TEST_MESSAGE(e.what());
+                    ++failed;
+                }
+                ++done;
+            }
+        });
+    if (!eventually([&] { return done.load() == threads * per_thread; }, std::chrono::minutes(4))) {
+        std::fprintf(stderr, "%s hung: %d of %d calls returned\n", what, done.load(), threads * per_thread);
+        std::abort();
+    }
+    for (auto& t : pool) t.join();
+    return failed.load();
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(test_emulator_namespaces)
@@ -551,22 +579,9 @@ BOOST_AUTO_TEST_CASE(idmap_helpers_cloned_at_once_all_exit)
     BOOST_TEST_REQUIRE(range.has_value());
     // Each call clones a helper that waits for its pipe to close; helpers cloned by other
     // threads meanwhile must not keep it open (two of them once held each other's for ever).
-    constexpr int workers = 4, calls = 150;
-    std::atomic<int> done{0}, failed{0};
-    std::vector<std::thread> threads;
-    for (int i = 0; i < workers; ++i)
-        threads.emplace_back([&] {
-            for (int k = 0; k < calls; ++k) {
-                if (!d::idmapped_tree("/usr", range->base(), MOUNT_ATTR_RDONLY, "/usr")) ++failed;
-                ++done;
-            }
-        });
-    if (!eventually([&] { return done.load() == workers * calls; }, std::chrono::minutes(3))) {
-        std::fprintf(stderr, "idmap helpers hung: %d of %d calls returned\n", done.load(), workers * calls);
-        std::abort();
-    }
-    for (auto& t : threads) t.join();
-    BOOST_TEST(failed.load() == 0);
+    BOOST_TEST(failures_on_threads(4, 150, "idmap helpers", [&](int) {
+                   return d::idmapped_tree("/usr", range->base(), MOUNT_ATTR_RDONLY, "/usr").has_value();
+               }) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(concurrent_creates_of_writable_systems_all_finish)
@@ -577,32 +592,14 @@ BOOST_AUTO_TEST_CASE(concurrent_creates_of_writable_systems_all_finish)
     // cloned by one must not hold what another child waits on (it did: two helpers each held
     // the other's pipe, and the server hung). Rounds of creates released together.
     constexpr int clients = 4, rounds = 3;
-    std::atomic<int> done{0}, failed{0};
     std::barrier round(clients);
-    std::vector<std::thread> threads;
-    for (int i = 0; i < clients; ++i)
-        threads.emplace_back([&] {
-            for (int k = 0; k < rounds; ++k) {
-                round.arrive_and_wait();
-                try {
-                    auto const sb = create_sandbox(*f);
-                    if (k == rounds - 1 && run_command(*f, sb, "sudo -n id -u").stdout_text != "0\n") ++failed;
-                    raw_http c(f->port());
-                    if (c.request("DELETE", "/sandboxes/" + sb.id, "", api_headers(*f)).status != 204) ++failed;
-                } catch (std::exception const& e) {
-                    BOOST_TEST_MESSAGE(e.what());
-                    ++failed;
-                }
-                ++done;
-            }
-        });
-    // A hang is reported now, not when ctest's timeout ends the whole binary.
-    if (!eventually([&] { return done.load() == clients * rounds; }, std::chrono::minutes(4))) {
-        std::fprintf(stderr, "concurrent creates hung: %d of %d finished\n", done.load(), clients * rounds);
-        std::abort();
-    }
-    for (auto& t : threads) t.join();
-    BOOST_TEST(failed.load() == 0);
+    BOOST_TEST(failures_on_threads(clients, rounds, "concurrent creates", [&](int k) {
+                   round.arrive_and_wait();
+                   auto const sb = create_sandbox(*f);
+                   bool ok = k != rounds - 1 || run_command(*f, sb, "sudo -n id -u").stdout_text == "0\n";
+                   raw_http c(f->port());
+                   return c.request("DELETE", "/sandboxes/" + sb.id, "", api_headers(*f)).status == 204 && ok;
+               }) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(boot_id_is_per_sandbox_and_new_on_every_cold_boot)

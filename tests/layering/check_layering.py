@@ -8,10 +8,12 @@ The allowed directions are the USES of src/<area>/CMakeLists.txt.
 usage: check_layering.py <source dir> <build dir>"""
 import json
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from compile_command import flags_only  # noqa: E402
 
 source_dir, build_dir = (os.path.abspath(p) for p in sys.argv[1:3])
 # One internal header per area that has any.
@@ -46,19 +48,7 @@ for area, allowed in sees.items():
             lines += [f'#if !__has_include("{h}")', f'#error "layering: {area} cannot include {h}"', "#endif"]
         else:
             lines += [f'#if __has_include("{h}")', f'#error "layering: {area} can include {h}"', "#endif"]
-    args = shlex.split(entry["command"]) if "command" in entry else list(entry["arguments"])
-    out = []
-    skip = False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a in ("-o", "-c", "-MF", "-MT", "-MQ"):
-            skip = True
-            continue
-        if a in ("-MD", "-MMD") or a == entry["file"] or os.path.join(entry["directory"], a) == entry["file"]:
-            continue
-        out.append(a)
+    out = flags_only(entry)
     with tempfile.NamedTemporaryFile("w", suffix=".cpp", delete=False) as f:
         f.write("\n".join(lines) + "\n")
         probe = f.name
