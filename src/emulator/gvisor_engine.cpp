@@ -20,6 +20,7 @@
 #include <linux/close_range.h>
 #include <optional>
 #include <poll.h>
+#include <set>
 #include <sstream>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -42,6 +43,13 @@ constexpr char const* socket_dir_in_container = "/.prism-e2b";  // gvisor_socket
 
 constexpr auto runsc_quick = std::chrono::seconds(30);
 constexpr auto runsc_slow = std::chrono::minutes(10);  // checkpoint and restore grow with memory
+// How long the agent may take to answer a release and to close its connections. Generous: under
+// gVisor's ptrace platform on a loaded machine its sessions took over 15 s to notice (CI,
+// 2026-12-06); the agent's own wait (agent_socket::remove_when_closed) is as long.
+constexpr auto agent_release_patience = std::chrono::seconds(45);
+// How long a booted or restored agent may take to answer: a restore reads the whole memory image,
+// and with two gVisor test suites and a build beside it a restore took over 60 s here.
+constexpr auto agent_start_patience = std::chrono::seconds(150);
 
 struct tool_run {
     int status = -1;     ///< the wait status
@@ -123,7 +131,8 @@ std::string runsc_message(tool_run const& r)
 {
     auto text = r.output;
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-    if (text.size() > 400) text = text.substr(0, 400) + "...";
+    // Go's errors put the cause last, after the object they failed on (which may print long).
+    if (text.size() > 700) text = text.substr(0, 200) + " [...] " + text.substr(text.size() - 500);
     if (text.empty()) text = "exit status " + std::to_string(WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1);
     return text;
 }
@@ -163,6 +172,16 @@ bool wait_for_agent(fs::path const& socket, std::chrono::steady_clock::time_poin
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return false;
+}
+
+/// `runsc state` of container `id` (empty when runsc does not know it).
+json::object runsc_state(runsc_config const& rc, std::string const& id)
+{
+    auto r = run_runsc(rc, {"state", id}, runsc_quick);
+    if (!r || !r->ok()) return {};
+    boost::system::error_code jec;
+    auto v = json::parse(r->output, jec);
+    return !jec && v.is_object() ? std::move(v.as_object()) : json::object();
 }
 
 /// Asks the agent at `socket` to let go of its socket (agent_release_path): the connection once it
@@ -403,7 +422,7 @@ result<void> gvisor_boot(runsc_config const& rc, gvisor_boot_spec const& spec)
         gvisor_destroy(rc, spec.id, spec.dir, false);
         return started.error();
     }
-    bool const answers = wait_for_agent(socket, std::chrono::steady_clock::now() + std::chrono::seconds(60));
+    bool const answers = wait_for_agent(socket, std::chrono::steady_clock::now() + agent_start_patience);
     ::unlink(config.c_str());  // read by now (or never will be): it holds the sandbox's env vars
     if (!answers) {
         gvisor_destroy(rc, spec.id, spec.dir, false);
@@ -426,21 +445,36 @@ result<void> gvisor_checkpoint(runsc_config const& rc, std::string const& id, fs
     auto const marker = released_marker(socket);
     auto const relisten = [&] { ask_agent_to_listen(rc, id, socket); };
     ::unlink(marker.c_str());
-    auto const release = ask_agent_to_release(socket, std::chrono::seconds(10));
+    auto const release = ask_agent_to_release(socket, agent_release_patience);
     if (!release) {
         relisten();
         return error(errc::server_error, "the envd agent of sandbox " + id + " did not let go of its socket",
                      {"pause"});
     }
-    // The agent creates the marker once it holds no socket any more. Generous: under gVisor's
-    // ptrace platform on a loaded machine its sessions took over 15 s to notice (CI, 2026-12-06).
-    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(45);
+    // The agent creates the marker once it holds no socket any more.
+    auto const deadline = std::chrono::steady_clock::now() + agent_release_patience;
     std::error_code ec;
     while (!fs::exists(marker, ec) && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     if (!fs::exists(marker, ec)) {
         relisten();
         return error(errc::server_error, "the envd agent of sandbox " + id + " kept connections open", {"pause"});
+    }
+    // The agent closed its ends of every connection, which should free the Sentry's host sockets.
+    // Made sure of before runsc is asked: a checkpoint that met one anyway (an "encoding error at
+    // object transport.connectionedEndpoint", CI 2026-12-06, 1 in about 15 runs under load) failed
+    // and lost the sandbox's memory; a refusal here loses nothing.
+    pid_t const sentry_pid = gvisor_sentry_pid(rc, id);
+    std::size_t held = 0;
+    while (sentry_pid > 0 && (held = sentry_agent_connections(sentry_pid)) > 0 &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (held > 0) {
+        relisten();
+        return error(errc::server_error,
+                     "the gVisor kernel of sandbox " + id + " still holds " + std::to_string(held) +
+                         " connections of its envd agent, which runsc cannot save (the sandbox runs on)",
+                     {"pause"});
     }
     ::unlink(socket.c_str());
     auto const image = memory_image(dir);
@@ -490,7 +524,7 @@ result<void> gvisor_restore(runsc_config const& rc, gvisor_boot_spec const& spec
     // The restored agent binds its socket again when told (a lost signal is sent again).
     auto const relisten = [&] { ask_agent_to_listen(rc, spec.id, socket); };
     relisten();
-    if (!wait_for_agent(socket, std::chrono::steady_clock::now() + std::chrono::seconds(60), relisten))
+    if (!wait_for_agent(socket, std::chrono::steady_clock::now() + agent_start_patience, relisten))
         return fail(error(errc::server_error, "the envd agent of restored sandbox " + spec.id + " does not answer",
                           {"resume"}));
     ::unlink(reconfigure.c_str());  // taken by the agent before it bound its socket
@@ -548,13 +582,41 @@ void gvisor_destroy(runsc_config const& rc, std::string const& id, fs::path cons
     if (drop_image) fs::remove_all(memory_image(dir), ec);
 }
 
+pid_t gvisor_sentry_pid(runsc_config const& rc, std::string const& id)
+{
+    auto const state = runsc_state(rc, id);
+    auto const* pid = state.if_contains("pid");
+    return pid && pid->is_int64() ? static_cast<pid_t>(pid->as_int64()) : 0;
+}
+
+std::size_t sentry_agent_connections(pid_t sentry)
+{
+    std::set<std::string> inodes;
+    std::error_code ec;
+    for (auto const& e : fs::directory_iterator("/proc/" + std::to_string(sentry) + "/fd", ec)) {
+        auto const target = fs::read_symlink(e.path(), ec).native();
+        if (!ec && target.rfind("socket:[", 0) == 0) inodes.insert(target.substr(8, target.size() - 9));
+    }
+    if (inodes.empty()) return 0;
+    // The gofer binds the agent's socket on the host, in this network namespace (runsc makes the
+    // Sentry one of its own): "Num RefCount Protocol Flags Type St Inode Path" per socket.
+    std::ifstream table("/proc/self/net/unix");
+    std::string line;
+    std::getline(table, line);
+    std::size_t held = 0;
+    while (std::getline(table, line)) {
+        std::istringstream fields(line);
+        std::string num, refs, protocol, flags, type, state, inode, path;
+        fields >> num >> refs >> protocol >> flags >> type >> state >> inode >> path;
+        if (type == "0001" && state == "03" && path == gvisor_socket_in_container && inodes.count(inode)) ++held;
+    }
+    return held;
+}
+
 std::string gvisor_status(runsc_config const& rc, std::string const& id)
 {
-    auto r = run_runsc(rc, {"state", id}, runsc_quick);
-    if (!r || !r->ok()) return {};
-    boost::system::error_code jec;
-    auto const v = json::parse(r->output, jec);
-    auto const* s = !jec && v.is_object() ? v.as_object().if_contains("status") : nullptr;
+    auto const state = runsc_state(rc, id);
+    auto const* s = state.if_contains("status");
     return s && s->is_string() ? std::string(s->as_string()) : std::string();
 }
 

@@ -24,9 +24,11 @@
 #include "emulator/namespaces_engine.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace prism_e2b::local::detail {
@@ -96,6 +98,13 @@ void gvisor_destroy(runsc_config const& rc, std::string const& id, std::filesyst
 
 /// runsc's status of the container ("running", "stopped", "paused", "created"); empty when runsc knows none.
 std::string gvisor_status(runsc_config const& rc, std::string const& id);
+
+/// The host pid of container `id`'s Sentry (its gVisor kernel); 0 when runsc knows none.
+pid_t gvisor_sentry_pid(runsc_config const& rc, std::string const& id);
+
+/// Connections to the agent's socket (accepted from the host) that the Sentry `sentry` holds:
+/// host sockets, which runsc cannot save, so a checkpoint waits for none.
+std::size_t sentry_agent_connections(pid_t sentry);
 
 /// Starts `argv` in the container as `uid` in `cwd` with `env` and does not wait for it (runsc exec --detach).
 result<void> gvisor_exec_detached(runsc_config const& rc, std::string const& id, unsigned uid, std::string const& cwd,

@@ -871,8 +871,12 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
         if (memory && sb->isolation == "gvisor") {  // a real memory snapshot, on disk
             bool lost_memory = false;
             auto saved = checkpoint_gvisor(*sb, lost_memory);
-            if (!saved && !lost_memory) return saved.error();  // it runs on
-            if (!saved) failed_snapshot = saved.error();       // the container is gone, its files are kept
+            if (!saved && !lost_memory) {  // it runs on
+                log(log_level::warning,
+                    "prism-e2b-local: sandbox " + sb->id + " was not paused: " + saved.error().message());
+                return saved.error();
+            }
+            if (!saved) failed_snapshot = saved.error();  // the container is gone, its files are kept
             sb->freeze_method = "checkpoint";
         } else if (memory) {
             bool frozen = false;

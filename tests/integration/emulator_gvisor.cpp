@@ -6,6 +6,7 @@
 // files; kill leaves nothing; a memory-paused sandbox survives kill -9 of the
 // server; a snapshot holds the memory, and the sandboxes made from it go on
 // from it. Skipped, with the reason, where runsc cannot run.
+#include "emulator/gvisor_engine.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "server_process.hpp"
@@ -14,9 +15,14 @@
 #include <boost/test/unit_test.hpp>
 
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <ostream>
+#include <string>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,13 +78,22 @@ json::object info(local_server_fixture& f, sandbox_ref const& sb)
     return c.request("GET", "/sandboxes/" + sb.id, {}, api_headers(f)).json().as_object();
 }
 
-/// The status; a refusal's body goes to the log, so a failed check says why.
-int post(std::uint16_t port, header_pairs const& api, std::string const& path, std::string body)
+/// A reply's status, printed with its body: a failed `BOOST_TEST(post(...) == 204)` says why.
+struct status_and_body {
+    int status = 0;
+    std::string body;
+    bool operator==(int expected) const { return status == expected; }
+    friend std::ostream& operator<<(std::ostream& os, status_and_body const& r)
+    {
+        return os << r.status << " " << r.body;
+    }
+};
+
+status_and_body post(std::uint16_t port, header_pairs const& api, std::string const& path, std::string body)
 {
     raw_http c(port);
-    auto const r = c.request("POST", path, std::move(body), api);
-    if (r.status >= 300) BOOST_TEST_MESSAGE("POST " << path << " answered " << r.status << ": " << r.body);
-    return r.status;
+    auto r = c.request("POST", path, std::move(body), api);
+    return {r.status, std::move(r.body)};
 }
 
 std::string host_file(fs::path const& p)
@@ -250,6 +265,40 @@ BOOST_AUTO_TEST_CASE(each_isolation_claim_holds)
     BOOST_TEST(ec == boost::asio::error::would_block);
 }
 
+// A checkpoint waits until the Sentry holds no host connection to the agent (runsc cannot save
+// one): what it waits on must see them, or the wait is no wait at all.
+BOOST_AUTO_TEST_CASE(the_agent_connections_the_sentry_holds_are_seen)
+{
+    namespace detail = prism_e2b::local::detail;
+    state_dir dir;
+    auto f = gvisor_server(dir.path);
+    auto sb = create_sandbox(*f);
+    detail::runsc_config const rc{detail::find_runsc(), dir.path / "runsc"};
+    pid_t const sentry = detail::gvisor_sentry_pid(rc, sb.id);
+    BOOST_TEST_REQUIRE(sentry > 0);
+    auto const before = detail::sentry_agent_connections(sentry);
+
+    // A connection of the test's own, open until closed here.
+    auto const socket = detail::gvisor_agent_socket(dir.path / "sandboxes" / sb.id);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    BOOST_TEST_REQUIRE(socket.native().size() < sizeof addr.sun_path);
+    std::memcpy(addr.sun_path, socket.c_str(), socket.native().size() + 1);
+    int const fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    BOOST_TEST_REQUIRE(fd >= 0);
+    BOOST_TEST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr const*>(&addr), sizeof addr) == 0);
+    BOOST_TEST(eventually([&] { return detail::sentry_agent_connections(sentry) > before; }));
+    // The agent answers and closes its end (Connection: close): the Sentry lets go of it.
+    std::string const req = "GET /health HTTP/1.1\r\nHost: envd\r\nConnection: close\r\n\r\n";
+    BOOST_TEST_REQUIRE(::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size()));
+    std::string answer;
+    char buf[512];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) answer.append(buf, static_cast<std::size_t>(n));
+    BOOST_TEST(answer.rfind("HTTP/1.1 204", 0) == 0u);
+    BOOST_TEST(eventually([&] { return detail::sentry_agent_connections(sentry) <= before; }));
+    ::close(fd);
+}
+
 BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_continues,
                      *utf::precondition(checkpoints_run))
 {
@@ -261,7 +310,7 @@ BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_contin
     BOOST_TEST(boot.size() == 37u);
     auto const pid = start_counter(*f, dir.path, sb);
 
-    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
+    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
     auto const at_pause = count_on_host(dir.path, sb);
     auto const i = info(*f, sb);
     BOOST_TEST(std::string(i.at("state").as_string()) == "paused");
@@ -273,7 +322,7 @@ BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_contin
     BOOST_TEST(processes_in_cgroup(sb.id) == 0u);
     BOOST_TEST(count_on_host(dir.path, sb) == at_pause);  // nothing runs
 
-    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
     // The same process counts on from where it stopped (not from 1: no reboot).
     BOOST_TEST(eventually([&] { return count_on_host(dir.path, sb) > at_pause; }));
     BOOST_TEST(count_on_host(dir.path, sb) >= at_pause);
@@ -293,7 +342,7 @@ BOOST_AUTO_TEST_CASE(a_snapshot_holds_the_memory_and_sandboxes_made_from_it_go_o
     auto const pid = start_counter(*f, dir.path, src);
 
     // Of a running sandbox: checkpointed, copied, and it runs on.
-    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + src.id + "/snapshots", R"({"name":"counting"})") == 201);
+    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + src.id + "/snapshots", R"({"name":"counting"})") == 201);
     auto const snap = only_snapshot_dir(dir.path);
     BOOST_TEST(fs::is_regular_file(snap / "memory/checkpoint.img"));
     auto const at_snapshot = number_in(host_file(snap / "root/tmp/count"));
@@ -320,15 +369,15 @@ BOOST_AUTO_TEST_CASE(a_snapshot_holds_the_memory_and_sandboxes_made_from_it_go_o
     BOOST_TEST(eventually([&] { return count_on_host(dir.path, made) > after_kill; }));
 
     // Of a sandbox paused with memory: its image is copied, it stays paused, and one made from it goes on.
-    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + made.id + "/pause", R"({"memory":true})") == 204);
+    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + made.id + "/pause", R"({"memory":true})") == 204);
     auto const at_pause = count_on_host(dir.path, made);
-    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + made.id + "/snapshots", R"({"name":"counting"})") == 201);
+    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + made.id + "/snapshots", R"({"name":"counting"})") == 201);
     BOOST_TEST(std::string(info(*f, made).at("state").as_string()) == "paused");
     BOOST_TEST(fs::is_regular_file(dir.path / "sandboxes" / made.id / "memory/checkpoint.img"));
     auto again = create_sandbox(*f, R"({"templateID":"counting:default","timeout":300})");
     BOOST_TEST(eventually([&] { return count_on_host(dir.path, again) > at_pause; }));
     BOOST_TEST(count_on_host(dir.path, made) == at_pause);  // the paused one stays still
-    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + made.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + made.id + "/resume", R"({"timeout":300})") == 201);
     BOOST_TEST(eventually([&] { return count_on_host(dir.path, made) > at_pause; }));
 }
 
@@ -340,8 +389,8 @@ BOOST_AUTO_TEST_CASE(a_snapshot_whose_memory_image_is_damaged_gives_sandboxes_th
     auto src = create_sandbox(*f);
     BOOST_REQUIRE(run_command(*f, src, std::string("echo kept > /workspace/k; ") + counter_script).end.has_value());
     BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, src) >= 1; }));
-    BOOST_REQUIRE(post(f->port(), api_headers(*f), "/sandboxes/" + src.id + "/snapshots", R"({"name":"damaged"})") ==
-                  201);
+    BOOST_TEST_REQUIRE(
+        post(f->port(), api_headers(*f), "/sandboxes/" + src.id + "/snapshots", R"({"name":"damaged"})") == 201);
     auto const image = only_snapshot_dir(dir.path) / "memory/checkpoint.img";
     BOOST_REQUIRE(fs::is_regular_file(image));
     {
@@ -366,10 +415,10 @@ BOOST_AUTO_TEST_CASE(filesystem_pause_reboots_with_the_files_kept)
     BOOST_REQUIRE(run_command(*f, sb, std::string("echo kept > /workspace/k; ") + counter_script).end.has_value());
     BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, sb) >= 1; }));
 
-    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":false})") == 204);
+    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":false})") == 204);
     BOOST_TEST(std::string(info(*f, sb).at("pauseKind").as_string()) == "filesystem");
     BOOST_TEST(processes_in_cgroup(sb.id) == 0u);
-    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
     auto r = run_command(*f, sb,
                          "cat /workspace/k; cat /proc/sys/kernel/random/boot_id; "
                          "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done");
@@ -399,7 +448,7 @@ BOOST_AUTO_TEST_CASE(a_unix_socket_runsc_cannot_save_refuses_the_memory_pause_an
     BOOST_TEST(std::string(info(*f, sb).at("state").as_string()) == "running");
     BOOST_TEST(run_command(*f, sb, "echo alive").stdout_text == "alive\n");
     // A snapshot of it holds the files only, and it runs on.
-    BOOST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/snapshots", "{}") == 201);
+    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/snapshots", "{}") == 201);
     auto const snap = only_snapshot_dir(dir.path);
     BOOST_TEST(fs::exists(snap / "root/tmp/ready"));
     BOOST_TEST(!fs::exists(snap / "memory"));
@@ -447,7 +496,7 @@ BOOST_AUTO_TEST_CASE(a_memory_paused_sandbox_survives_kill_9_of_the_server, *utf
         BOOST_REQUIRE(run_command(first.port(), paused, counter_script).end.has_value());
         BOOST_REQUIRE(run_command(first.port(), running, counter_script).end.has_value());
         BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, paused) >= 3; }));
-        BOOST_REQUIRE(post(first.port(), api, "/sandboxes/" + paused.id + "/pause", "{}") == 204);
+        BOOST_TEST_REQUIRE(post(first.port(), api, "/sandboxes/" + paused.id + "/pause", "{}") == 204);
         at_pause = count_on_host(dir.path, paused);
         int const st = first.signal_and_wait(SIGKILL);
         BOOST_TEST(WIFSIGNALED(st));
@@ -463,7 +512,7 @@ BOOST_AUTO_TEST_CASE(a_memory_paused_sandbox_survives_kill_9_of_the_server, *utf
     BOOST_TEST(std::string(ip["pauseKind"].as_string()) == "checkpoint");
     auto ir = c.request("GET", "/sandboxes/" + running.id, {}, api).json().as_object();
     BOOST_TEST(std::string(ir["state"].as_string()) == "running");
-    BOOST_REQUIRE(post(second.port(), api, "/sandboxes/" + paused.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST_REQUIRE(post(second.port(), api, "/sandboxes/" + paused.id + "/resume", R"({"timeout":300})") == 201);
     BOOST_TEST(eventually([&] { return count_on_host(dir.path, paused) > at_pause; }));
     BOOST_TEST(run_command(second.port(), running, "echo alive").stdout_text == "alive\n");
 
