@@ -158,12 +158,19 @@ result<unique_fd> listen_agent_socket(fs::path const& path)
     return fd;
 }
 
-std::optional<agent_reply> agent_get(fs::path const& path, std::string const& target, std::chrono::milliseconds timeout)
+unique_fd connect_unix(fs::path const& path)
 {
     auto addr = socket_address(path);
-    if (!addr) return std::nullopt;
+    if (!addr) return {};
     unique_fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!fd || ::connect(fd.get(), reinterpret_cast<sockaddr const*>(&*addr), sizeof *addr) != 0) return std::nullopt;
+    if (!fd || ::connect(fd.get(), reinterpret_cast<sockaddr const*>(&*addr), sizeof *addr) != 0) return {};
+    return fd;
+}
+
+std::optional<agent_reply> agent_get(fs::path const& path, std::string const& target, std::chrono::milliseconds timeout)
+{
+    auto const fd = connect_unix(path);
+    if (!fd) return std::nullopt;
     std::string const req = "GET " + target + " HTTP/1.1\r\nHost: envd\r\nConnection: close\r\n\r\n";
     if (::send(fd.get(), req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) return std::nullopt;
     auto const deadline = std::chrono::steady_clock::now() + timeout;

@@ -33,6 +33,10 @@ struct sandbox;
 /// Errors: invalid_argument for a path too long for a socket, server_error otherwise.
 result<unique_fd> listen_agent_socket(std::filesystem::path const& path);
 
+/// A blocking connect to the Unix socket at `path` (close-on-exec); invalid when the path is too
+/// long for a socket or nobody accepts there.
+unique_fd connect_unix(std::filesystem::path const& path);
+
 /// One blocking GET of `target` from the agent at `path` (for the start-up probe, a
 /// restart's liveness check and test counters); nullopt when it does not answer in time.
 struct agent_reply {

@@ -191,12 +191,8 @@ json::object runsc_state(runsc_config const& rc, std::string const& id)
 /// runsc cannot save, and a failed checkpoint has already stopped the sandbox.
 unique_fd ask_agent_to_release(fs::path const& socket, std::chrono::milliseconds timeout)
 {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (socket.native().size() >= sizeof addr.sun_path) return {};
-    std::memcpy(addr.sun_path, socket.c_str(), socket.native().size() + 1);
-    unique_fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!fd || ::connect(fd.get(), reinterpret_cast<sockaddr const*>(&addr), sizeof addr) != 0) return {};
+    auto fd = connect_unix(socket);
+    if (!fd) return {};
     std::string const req = std::string("GET ") + agent_release_path + " HTTP/1.1\r\nHost: envd\r\n\r\n";
     if (::send(fd.get(), req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) return {};
     auto const deadline = std::chrono::steady_clock::now() + timeout;
@@ -234,13 +230,7 @@ std::optional<fs::path> listening_host_socket(fs::path const& root)
     for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
          !ec && it != fs::recursive_directory_iterator() && ++seen < 200000; it.increment(ec)) {
         if (!it->is_socket(ec)) continue;
-        auto const& path = it->path().native();
-        sockaddr_un addr{};
-        addr.sun_family = AF_UNIX;
-        if (path.size() >= sizeof addr.sun_path) continue;
-        std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-        unique_fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-        if (fd && ::connect(fd.get(), reinterpret_cast<sockaddr const*>(&addr), sizeof addr) == 0) return it->path();
+        if (connect_unix(it->path())) return it->path();
     }
     return std::nullopt;
 }

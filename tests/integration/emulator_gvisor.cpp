@@ -6,6 +6,7 @@
 // files; kill leaves nothing; a memory-paused sandbox survives kill -9 of the
 // server; a snapshot holds the memory, and the sandboxes made from it go on
 // from it. Skipped, with the reason, where runsc cannot run.
+#include "emulator/envd_proxy.hpp"
 #include "emulator/gvisor_engine.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
@@ -15,14 +16,12 @@
 #include <boost/test/unit_test.hpp>
 
 #include <csignal>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -279,14 +278,9 @@ BOOST_AUTO_TEST_CASE(the_agent_connections_the_sentry_holds_are_seen)
     auto const before = detail::sentry_agent_connections(sentry);
 
     // A connection of the test's own, open until closed here.
-    auto const socket = detail::gvisor_agent_socket(dir.path / "sandboxes" / sb.id);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    BOOST_TEST_REQUIRE(socket.native().size() < sizeof addr.sun_path);
-    std::memcpy(addr.sun_path, socket.c_str(), socket.native().size() + 1);
-    int const fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    BOOST_TEST_REQUIRE(fd >= 0);
-    BOOST_TEST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr const*>(&addr), sizeof addr) == 0);
+    auto const conn = detail::connect_unix(detail::gvisor_agent_socket(dir.path / "sandboxes" / sb.id));
+    BOOST_TEST_REQUIRE(conn.get() >= 0);
+    int const fd = conn.get();
     BOOST_TEST(eventually([&] { return detail::sentry_agent_connections(sentry) > before; }));
     // The agent answers and closes its end (Connection: close): the Sentry lets go of it.
     std::string const req = "GET /health HTTP/1.1\r\nHost: envd\r\nConnection: close\r\n\r\n";
@@ -296,7 +290,6 @@ BOOST_AUTO_TEST_CASE(the_agent_connections_the_sentry_holds_are_seen)
     for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) answer.append(buf, static_cast<std::size_t>(n));
     BOOST_TEST(answer.rfind("HTTP/1.1 204", 0) == 0u);
     BOOST_TEST(eventually([&] { return detail::sentry_agent_connections(sentry) <= before; }));
-    ::close(fd);
 }
 
 BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_continues,
