@@ -6,6 +6,7 @@
 #include "emulator/envd_proxy.hpp"
 #include "emulator/server_state.hpp"
 #include "emulator/small_files.hpp"
+#include "emulator/system_layer.hpp"
 
 #include <boost/json.hpp>
 
@@ -281,6 +282,15 @@ result<void> bind_volumes(gvisor_boot_spec const& spec, fs::path const& rootfs, 
     return result<void>{};
 }
 
+/// Mounts the sandbox's system overlays, when it has a writable system, before runsc binds them.
+result<void> attach_system(gvisor_boot_spec const& spec)
+{
+    if (spec.system_layer.empty()) return result<void>{};
+    auto mounted = mount_system_overlays(spec.system_layer, spec.system_etc, gvisor_system_mounts(spec.dir));
+    if (!mounted) return mounted.error();
+    return result<void>{};
+}
+
 /// The OCI bundle in dir/bundle: a read-only skeleton root (mount points and the host's
 /// symlinked system directories) and config.json.
 result<fs::path> write_bundle(gvisor_boot_spec const& spec)
@@ -297,7 +307,8 @@ result<fs::path> write_bundle(gvisor_boot_spec const& spec)
     mounts.push_back(fs_mount("/proc", "proc"));
     mounts.push_back(fs_mount("/dev", "tmpfs"));
     mounts.push_back(fs_mount("/sys", "sysfs", json::array{"nosuid", "noexec", "nodev", "ro"}));
-    for (char const* d : {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt"}) {
+    bool const writable_system = !spec.system_layer.empty();
+    for (char const* d : system_dirs) {
         auto const host = fs::path("/") / d;
         auto const inside = rootfs / d;
         if (fs::is_symlink(host, ec)) {
@@ -305,11 +316,14 @@ result<fs::path> write_bundle(gvisor_boot_spec const& spec)
             if (!ec && !fs::is_symlink(inside, ec)) fs::create_symlink(target, inside, ec);
         } else if (fs::is_directory(host, ec)) {
             fs::create_directories(inside, ec);
-            mounts.push_back(bind_mount(host.string(), host.string(), false));
+            mounts.push_back(writable_system
+                                 ? bind_mount(host.string(), (gvisor_system_mounts(spec.dir) / d).string(), true)
+                                 : bind_mount(host.string(), host.string(), false));
         }
     }
-    // Accounts that know "user"; the host's shadow files masked by an empty file.
-    if (!spec.passwd_file.empty()) {
+    // A writable system has its own accounts and no secret of the host's (system_layer.hpp);
+    // else accounts that know "user" and the host's shadow files masked by an empty file.
+    if (!writable_system && !spec.passwd_file.empty()) {
         mounts.push_back(bind_mount("/etc/passwd", spec.passwd_file, false));
         mounts.push_back(bind_mount("/etc/group", spec.group_file, false));
     }
@@ -319,7 +333,8 @@ result<fs::path> write_bundle(gvisor_boot_spec const& spec)
     }
     ::chmod(empty.c_str(), 0444);
     for (char const* secret : {"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-"})
-        if (::access(secret, F_OK) == 0) mounts.push_back(bind_mount(secret, empty.string(), false));
+        if (!writable_system && ::access(secret, F_OK) == 0)
+            mounts.push_back(bind_mount(secret, empty.string(), false));
     // The sandbox's own writable directories, a private /run and /var.
     for (char const* d : {"home/user", "workspace", "tmp", "root"}) {
         fs::create_directories(rootfs / d, ec);
@@ -391,8 +406,11 @@ std::string find_runsc()
 
 fs::path gvisor_agent_socket(fs::path const& sandbox_dir) { return sandbox_dir / "chan" / "envd.sock"; }
 
+fs::path gvisor_system_mounts(fs::path const& sandbox_dir) { return sandbox_dir / "system"; }
+
 result<void> gvisor_boot(runsc_config const& rc, gvisor_boot_spec const& spec)
 {
+    if (auto attached = attach_system(spec); !attached) return attached;
     auto bundle = write_bundle(spec);
     if (!bundle) return bundle.error();
     // The agent reads its config on its stdin, which is runsc create's: a file only root reads.
@@ -460,10 +478,13 @@ result<void> gvisor_checkpoint(runsc_config const& rc, std::string const& id, fs
            std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     if (held > 0) {
+        auto const holders = gvisor_socket_holders(rc, id);
         relisten();
         return error(errc::server_error,
                      "the gVisor kernel of sandbox " + id + " still holds " + std::to_string(held) +
-                         " connections of its envd agent, which runsc cannot save (the sandbox runs on)",
+                         " connections of its envd agent, which runsc cannot save (the sandbox runs on); "
+                         "its processes' sockets: " +
+                         (holders.empty() ? std::string("(runsc exec could not list them)") : holders),
                      {"pause"});
     }
     ::unlink(socket.c_str());
@@ -473,7 +494,8 @@ result<void> gvisor_checkpoint(runsc_config const& rc, std::string const& id, fs
     ::chmod(image.c_str(), 0700);
     auto saved = run_runsc(rc, {"checkpoint", "--image-path", image.string(), id}, runsc_slow);
     if (saved && saved->ok()) {
-        (void)run_runsc(rc, {"delete", id}, runsc_quick);  // stopped by the checkpoint; restore re-creates it
+        (void)run_runsc(rc, {"delete", id}, runsc_quick);    // stopped by the checkpoint; restore re-creates it
+        unmount_system_overlays(gvisor_system_mounts(dir));  // and mounts them again
         return result<void>{};
     }
     std::string const why = saved ? runsc_message(*saved) : saved.error().message();
@@ -494,6 +516,7 @@ result<void> gvisor_restore(runsc_config const& rc, gvisor_boot_spec const& spec
     if (!gvisor_has_memory_image(spec.dir))
         return error(errc::server_error, "sandbox " + spec.id + " has no memory image to restore", {"resume"});
     if (!gvisor_status(rc, spec.id).empty()) gvisor_destroy(rc, spec.id, spec.dir, false);
+    if (auto attached = attach_system(spec); !attached) return attached;
     auto bundle = write_bundle(spec);
     if (!bundle) return bundle.error();
     auto const socket = gvisor_agent_socket(spec.dir);
@@ -568,6 +591,7 @@ std::uint64_t gvisor_memory_image_bytes(fs::path const& dir)
 void gvisor_destroy(runsc_config const& rc, std::string const& id, fs::path const& dir, bool drop_image)
 {
     (void)run_runsc(rc, {"delete", "--force", id}, runsc_quick);
+    unmount_system_overlays(gvisor_system_mounts(dir));
     std::error_code ec;
     if (drop_image) fs::remove_all(memory_image(dir), ec);
 }
@@ -601,6 +625,20 @@ std::size_t sentry_agent_connections(pid_t sentry)
         if (type == "0001" && state == "03" && path == gvisor_socket_in_container && inodes.count(inode)) ++held;
     }
     return held;
+}
+
+std::string gvisor_socket_holders(runsc_config const& rc, std::string const& id)
+{
+    auto r = run_runsc(rc,
+                       {"exec", "--user", "0:0", id, "/bin/sh", "-c",
+                        "for p in /proc/[0-9]*; do for f in $p/fd/*; do case $(readlink $f) in socket:*) "
+                        "echo \"${p#/proc/} $(tr '\\0' ' ' < $p/cmdline | cut -c1-40)fd ${f##*/}\";; esac; "
+                        "done; done 2>/dev/null | tr '\\n' ';'"},
+                       runsc_quick);
+    if (!r || !r->ok()) return {};
+    auto text = r->output;
+    if (text.size() > 400) text = text.substr(0, 400) + "...";
+    return text;
 }
 
 std::string gvisor_status(runsc_config const& rc, std::string const& id)

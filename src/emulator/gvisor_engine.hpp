@@ -2,8 +2,9 @@
 // the ptrace platform with no network (--network=none: loopback only inside),
 // its own kernel surface (gVisor's Sentry answers every syscall: `uname -r` is
 // gVisor's, /proc, pids and mounts are the container's own), a read-only root
-// assembled from the host's system directories (/usr, /etc with the shadow files
-// masked, /opt) plus the sandbox's own writable /home/user, /workspace, /tmp and
+// holding the host's system directories (/usr, /etc, /opt: each an overlay the
+// server mounts on the host, the sandbox's own writable layer over them, as the
+// namespaces engine's; system_layer.hpp) plus its own writable /home/user, /workspace, /tmp and
 // /root, and its own boot id bound over /proc/sys/kernel/random/boot_id. The
 // container's init is prism-e2b-envd (envd_agent.hpp), which binds its socket in
 // a directory the server shares with the container (runsc --host-uds=create), so
@@ -48,6 +49,9 @@ inline constexpr char const* gvisor_socket_in_container = "/.prism-e2b/envd.sock
 /// Where a sandbox's agent socket is on the host (the directory shared with its container).
 std::filesystem::path gvisor_agent_socket(std::filesystem::path const& sandbox_dir);
 
+/// Where the server mounts a sandbox's system overlays on the host (outside its container).
+std::filesystem::path gvisor_system_mounts(std::filesystem::path const& sandbox_dir);
+
 /// What a sandbox's container is made of (host paths).
 struct gvisor_boot_spec {
     std::string id;                       ///< the container id: the sandbox id
@@ -61,6 +65,10 @@ struct gvisor_boot_spec {
     std::vector<std::string> cgroup_dirs;  ///< runsc create/restore (and so the Sentry) run in these
     ns_limits limits;                      ///< written into the OCI spec too (what runsc would apply)
     std::vector<volume_bind> volumes;      ///< bound read-write (ids inside are the host's under gVisor)
+    /// Its writable system (system_layer.hpp): the layer of upper directories and the copy of
+    /// /etc, overlaid on the host at dir/system before a boot or restore, unmounted when the
+    /// container goes. Empty: the host's system directories bound read-only.
+    std::filesystem::path system_layer, system_etc;
 };
 
 /// Writes the bundle and runs `runsc create` + `start`; returns once the agent answers /health.
@@ -105,6 +113,11 @@ pid_t gvisor_sentry_pid(runsc_config const& rc, std::string const& id);
 /// Connections to the agent's socket (accepted from the host) that the Sentry `sentry` holds:
 /// host sockets, which runsc cannot save, so a checkpoint waits for none.
 std::size_t sentry_agent_connections(pid_t sentry);
+
+/// Which processes of container `id` hold sockets, as seen inside it ("pid command fd N;" each,
+/// at most about 400 characters): named when a checkpoint is refused for a held connection.
+/// Empty when runsc cannot say.
+std::string gvisor_socket_holders(runsc_config const& rc, std::string const& id);
 
 /// Starts `argv` in the container as `uid` in `cwd` with `env` and does not wait for it (runsc exec --detach).
 result<void> gvisor_exec_detached(runsc_config const& rc, std::string const& id, unsigned uid, std::string const& cwd,

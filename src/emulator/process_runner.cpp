@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
@@ -177,6 +178,7 @@ enum child_stage : int {
     stage_dup,
     stage_identity,
     stage_setns,
+    stage_close,
     stage_forked  ///< not a failure: `err` is the pid of the process that joined the namespaces
 };
 
@@ -305,10 +307,13 @@ void write_cgroup_procs(spawn_spec const& spec, int report_w)
     if (spec.pty && ::ioctl(0, TIOCSCTTY, 0) != 0) child_fail(report_w, stage_dup);
     // Every other inherited descriptor (sockets, other children's pipes) must not leak into the child.
     if (::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
-        // gVisor's kernel has no CLOSE_RANGE_CLOEXEC: close them now, all but the report pipe.
+        // gVisor's kernel has no CLOSE_RANGE_CLOEXEC: close them now, all but the report pipe. Its
+        // close_range also refuses a last descriptor above INT_MAX (EINVAL, nothing closed: the
+        // agent's connections above the pipes leaked into every command), hence INT_MAX.
         unsigned const keep = static_cast<unsigned>(report_w);
-        if (keep > 3u) ::syscall(SYS_close_range, 3u, keep - 1, 0u);
-        ::syscall(SYS_close_range, keep + 1, ~0u, 0u);
+        unsigned const last = static_cast<unsigned>(INT_MAX);
+        if (keep > 3u && ::syscall(SYS_close_range, 3u, keep - 1, 0u) != 0) child_fail(report_w, stage_close);
+        if (::syscall(SYS_close_range, keep + 1, last, 0u) != 0) child_fail(report_w, stage_close);
     }
 
     if (!joined) write_cgroup_procs(spec, report_w);
@@ -530,6 +535,9 @@ result<std::shared_ptr<process>> process::spawn(asio::any_io_executor ex, spawn_
                 break;
             case stage_setns:
                 what = "joining the sandbox's namespaces";
+                break;
+            case stage_close:
+                what = "closing the descriptors it must not inherit";
                 break;
             default:
                 what = "dup2";

@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 namespace prism_e2b::local::detail {
@@ -429,7 +430,9 @@ result<void> server_state::checkpoint_gvisor(sandbox& sb, bool& lost_memory)
 
 result<void> server_state::restore_gvisor(sandbox& sb)
 {
-    auto restored = gvisor_restore(runsc, gvisor_spec_for(sb));
+    auto spec = gvisor_spec_for(sb);
+    if (!spec) return spec.error();
+    auto restored = gvisor_restore(runsc, *spec);
     sb.agent->reset();  // the connections from before the checkpoint are gone
     return restored;
 }
@@ -692,7 +695,18 @@ agent_config server_state::agent_config_for(sandbox const& sb) const
     return cfg;
 }
 
-gvisor_boot_spec server_state::gvisor_spec_for(sandbox const& sb) const
+result<std::pair<fs::path, fs::path>> server_state::system_layer_for(sandbox const& sb,
+                                                                     std::string const& hostname) const
+{
+    auto const layer = sb.root / system_layer_name;
+    if (auto prepared = prepare_system_layer(layer, sb.ids.base(), {passwd_file, group_file, hostname}); !prepared)
+        return prepared.error();
+    auto etc = etc_snapshot(state_dir / "system-etc");
+    if (!etc) return etc.error();
+    return std::pair{layer, std::move(*etc)};
+}
+
+result<gvisor_boot_spec> server_state::gvisor_spec_for(sandbox const& sb) const
 {
     gvisor_boot_spec spec;
     spec.id = sb.id;
@@ -708,6 +722,9 @@ gvisor_boot_spec server_state::gvisor_spec_for(sandbox const& sb) const
     if (!sb.cgroup_dir.empty()) spec.cgroup_dirs.push_back(sb.cgroup_dir);
     spec.limits = sb.limits;
     for (auto const& m : sb.volume_mounts) spec.volumes.push_back({volumes.data_dir(m.volume_id), m.path});
+    auto layer = system_layer_for(sb, spec.hostname);
+    if (!layer) return layer.error();
+    std::tie(spec.system_layer, spec.system_etc) = std::move(*layer);
     return spec;
 }
 
@@ -716,7 +733,9 @@ result<void> server_state::boot_sandbox(sandbox& sb)
     if (!write_boot_id(sb.boot_id_file))
         return error(errc::server_error, "cannot write the sandbox's boot id", {"create"});
     if (sb.isolation == "gvisor") {
-        auto booted = gvisor_boot(runsc, gvisor_spec_for(sb));
+        auto spec = gvisor_spec_for(sb);
+        if (!spec) return spec.error();
+        auto booted = gvisor_boot(runsc, *spec);
         if (booted) sb.agent->reset();
         return booted;
     }
@@ -740,14 +759,9 @@ result<void> server_state::boot_sandbox(sandbox& sb)
     spec.agent_config = boost::json::serialize(agent_config_for(sb).to_json());
     for (auto const& m : sb.volume_mounts) spec.volumes.push_back({volumes.data_dir(m.volume_id), m.path});
     if (!rootless) {  // its own writable system (idmapped mounts need a server run as root)
-        auto const layer = sb.root / system_layer_name;
-        if (auto prepared = prepare_system_layer(layer, sb.ids.base(), {passwd_file, group_file, spec.hostname});
-            !prepared)
-            return prepared.error();
-        auto etc = etc_snapshot(state_dir / "system-etc");
-        if (!etc) return etc.error();
-        spec.system_layer = layer;
-        spec.system_etc = *etc;
+        auto layer = system_layer_for(sb, spec.hostname);
+        if (!layer) return layer.error();
+        std::tie(spec.system_layer, spec.system_etc) = std::move(*layer);
     }
     // Bound before the init exists, so the server can connect at once (the backlog holds
     // connections until the agent accepts) and again after a restart of its own.
@@ -763,6 +777,7 @@ result<void> server_state::boot_sandbox(sandbox& sb)
 
 void server_state::remove_sandbox_files(fs::path const& dir) const
 {
+    unmount_system_overlays(gvisor_system_mounts(dir));  // a gvisor sandbox's, left by a boot that failed
     unmount_sandbox_disk(dir / "root");
     remove_tree(dir.string());  // not fs::remove_all: it holds one descriptor per level
 }

@@ -210,7 +210,10 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// What the sandbox's envd agent is told when it boots.
     agent_config agent_config_for(sandbox const& sb) const;
     /// gvisor engine: what the sandbox's container is made of (gvisor_engine.hpp).
-    gvisor_boot_spec gvisor_spec_for(sandbox const& sb) const;
+    result<gvisor_boot_spec> gvisor_spec_for(sandbox const& sb) const;
+    /// Its writable system (system_layer.hpp) made ready for a boot: the layer and the copy of /etc.
+    result<std::pair<std::filesystem::path, std::filesystem::path>> system_layer_for(sandbox const& sb,
+                                                                                     std::string const& hostname) const;
     /// Starts the template's start command (bash -lc, as the default user) after a cold boot; logs a failure.
     void run_start_command(std::shared_ptr<sandbox> const& sb);
     /// Takes a snapshot of the sandbox into the snapshot directory `to` (snapshots.hpp): its files

@@ -2,6 +2,7 @@
 #include "emulator/system_layer.hpp"
 
 #include "emulator/namespaces_engine.hpp"
+#include "emulator/sandbox_disk.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
 #include "emulator/small_files.hpp"
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <mutex>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -315,6 +317,36 @@ result<void> prepare_system_layer(fs::path const& layer, uid_t base, system_laye
             return error(errc::server_error, "cannot hide /" + path + " from the sandbox", {"create"});
     }
     return result<void>{};
+}
+
+void unmount_system_overlays(fs::path const& at)
+{
+    for (char const* d : system_dirs)
+        while (is_mount_point(at / d))
+            if (::umount2((at / d).c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) != 0) break;
+}
+
+result<std::vector<std::string>> mount_system_overlays(fs::path const& layer, fs::path const& etc, fs::path const& at)
+{
+    unmount_system_overlays(at);
+    ::mkdir(at.c_str(), 0700);  // the server's: runsc binds from it, the sandbox never sees it
+    auto const dirs = system_layer_dirs();
+    for (auto const& d : dirs) {
+        auto const target = at / d;
+        auto const own = layer / d;
+        std::string const lower = d == "etc" ? etc.string() : "/" + d;
+        std::string const options = "lowerdir=" + lower + ",upperdir=" + (own / "upper").string() +
+                                    ",workdir=" + (own / "work").string() + ",userxattr";
+        if ((::mkdir(target.c_str(), 0755) != 0 && errno != EEXIST) ||
+            ::mount("overlay", target.c_str(), "overlay", MS_NODEV, options.c_str()) != 0) {
+            int const err = errno;
+            unmount_system_overlays(at);
+            return error(errc::server_error,
+                         "cannot mount the sandbox's writable /" + d + ": " + std::generic_category().message(err),
+                         {"create"});
+        }
+    }
+    return dirs;
 }
 
 }  // namespace prism_e2b::local::detail

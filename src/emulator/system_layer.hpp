@@ -60,6 +60,19 @@ struct system_layer_seed {
 /// path the upper layer holds nothing at. Errors: server_error naming the path.
 result<void> prepare_system_layer(std::filesystem::path const& layer, uid_t base, system_layer_seed const& seed);
 
+/// The gvisor engine's overlays, mounted by the server on the host at `at`/<dir> (runsc binds
+/// each read-write into its container): lower the host's /<dir> (/etc: `etc`, the copy without
+/// secrets), upper and work the layer's (userxattr, as the namespaces engine's overlays, so a
+/// copy of the layer reads alike for both). What is still mounted there (a server that died) is
+/// unmounted first. The directories mounted, in system_layer_dirs() order.
+/// Errors: server_error naming the directory (nothing left mounted).
+result<std::vector<std::string>> mount_system_overlays(std::filesystem::path const& layer,
+                                                       std::filesystem::path const& etc,
+                                                       std::filesystem::path const& at);
+
+/// Unmounts what mount_system_overlays mounted at `at` (lazily: a gofer may still hold it).
+void unmount_system_overlays(std::filesystem::path const& at);
+
 }  // namespace prism_e2b::local::detail
 
 #endif

@@ -3,13 +3,16 @@
 // kernel surface is gVisor's; pids, mounts and the network are the sandbox's own;
 // root in it cannot read a host file; pause with memory is a checkpoint on disk
 // (a counter continues after restore), pause without memory reboots with the
-// files; kill leaves nothing; a memory-paused sandbox survives kill -9 of the
+// files; each sandbox has a writable system of its own (overlays the server
+// mounts; no sudo: gVisor ignores set-user-ID bits); commands inherit no
+// connection of the agent; kill leaves nothing; a memory-paused sandbox survives kill -9 of the
 // server; a snapshot holds the memory, and the sandboxes made from it go on
 // from it. Skipped, with the reason, where runsc cannot run.
 #include "emulator/envd_proxy.hpp"
 #include "emulator/gvisor_engine.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
+#include "sandbox_calls.hpp"
 #include "server_process.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
@@ -31,8 +34,6 @@ namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 
 namespace {
-
-header_pairs as_root() { return {{"Authorization", "Basic cm9vdDo="}}; }  // base64("root:")
 
 /// A fresh state dir the test can look into.
 struct state_dir {
@@ -231,18 +232,20 @@ BOOST_AUTO_TEST_CASE(each_isolation_claim_holds)
                std::string::npos);
 
     // Files and privilege: root in the sandbox reads no host file made for this test, no shadow
-    // file, and cannot write the host's system directories.
+    // file, and what it writes into the system directories is its own (the host's stay as they are).
     fs::path const secret = fs::temp_directory_path() / ("prism-e2b-gvisor-secret-" + random_token(4));
     {
         std::ofstream(secret) << "host secret";
     }
-    auto peek = run_command(
-        *f, a,
-        "cat " + secret.string() + "; cat /etc/shadow | wc -c; touch /usr/gv-" + random_token(3) + " && echo WROTE",
-        as_root());
+    std::string const written = "/usr/gv-" + random_token(3);
+    auto peek = run_command(*f, a, "cat " + secret.string() + "; cat /etc/shadow; touch " + written + " && echo WROTE",
+                            as_root());
     BOOST_TEST(peek.stdout_text.find("host secret") == std::string::npos);
-    BOOST_TEST(peek.stdout_text.find("WROTE") == std::string::npos);
-    BOOST_TEST(peek.stdout_text.find("0\n") == 0);  // the masked shadow file is empty
+    BOOST_TEST(peek.stdout_text.find(host_file("/etc/shadow")) == std::string::npos);
+    BOOST_TEST(peek.stdout_text.find("root:*:") == 0u, peek.stdout_text);  // its own: no password, no host account
+    BOOST_TEST(peek.stdout_text.find("WROTE") != std::string::npos);
+    BOOST_TEST(!fs::exists(written));
+    BOOST_TEST(exit_code(run_command(*f, b, "test -e " + written, as_root())) != 0);
     fs::remove(secret);
     // b's files are not in a's tree.
     BOOST_REQUIRE(run_command(*f, b, "echo mine > /workspace/b-only").end.has_value());
@@ -276,6 +279,9 @@ BOOST_AUTO_TEST_CASE(the_agent_connections_the_sentry_holds_are_seen)
     pid_t const sentry = detail::gvisor_sentry_pid(rc, sb.id);
     BOOST_TEST_REQUIRE(sentry > 0);
     auto const before = detail::sentry_agent_connections(sentry);
+    // What a refused checkpoint names: the processes with sockets (the agent's listener among them).
+    BOOST_TEST(detail::gvisor_socket_holders(rc, sb.id).find("prism-e2b-envd init fd ") != std::string::npos,
+               detail::gvisor_socket_holders(rc, sb.id));
 
     // A connection of the test's own, open until closed here.
     auto const conn = detail::connect_unix(detail::gvisor_agent_socket(dir.path / "sandboxes" / sb.id));
@@ -292,6 +298,43 @@ BOOST_AUTO_TEST_CASE(the_agent_connections_the_sentry_holds_are_seen)
     BOOST_TEST(eventually([&] { return detail::sentry_agent_connections(sentry) <= before; }));
 }
 
+// A command must not inherit the agent's connections: it could read another client's envd
+// traffic, and a connection a command keeps is one runsc cannot checkpoint (CI 2026-12-06: a
+// background counter held one, and the memory pause was refused). gVisor's close_range refuses
+// a last descriptor above INT_MAX (EINVAL, nothing closed), so the agent's children once kept
+// every descriptor above their own pipes'.
+BOOST_AUTO_TEST_CASE(a_command_inherits_no_connection_of_the_agent)
+{
+    namespace detail = prism_e2b::local::detail;
+    state_dir dir;
+    auto f = gvisor_server(dir.path);
+    auto sb = create_sandbox(*f);
+    auto const socket = detail::gvisor_agent_socket(dir.path / "sandboxes" / sb.id);
+    // Connections the agent holds, above holes its answered-and-closed ones leave: the next
+    // command's pipes take the holes, so some of the agent's sockets are above them.
+    auto ask = [](int fd, bool close) {
+        std::string const req =
+            std::string("GET /health HTTP/1.1\r\nHost: envd\r\n") + (close ? "Connection: close\r\n" : "") + "\r\n";
+        BOOST_REQUIRE(::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size()));
+        std::string answer;
+        char buf[512];
+        ssize_t n = 0;
+        while ((close || answer.find("\r\n\r\n") == std::string::npos) && (n = ::recv(fd, buf, sizeof buf, 0)) > 0)
+            answer.append(buf, static_cast<std::size_t>(n));
+        BOOST_REQUIRE(answer.rfind("HTTP/1.1 204", 0) == 0u);
+    };
+    constexpr int closed = 16, kept = 8;
+    std::vector<detail::unique_fd> conns;
+    for (int i = 0; i < closed + kept; ++i) {
+        conns.push_back(detail::connect_unix(socket));
+        BOOST_REQUIRE(conns.back().get() >= 0);
+        ask(conns.back().get(), false);  // accepted, in this order
+    }
+    for (int i = 0; i < closed; ++i) ask(conns[static_cast<std::size_t>(i)].get(), true);
+    auto const fds = run_command(*f, sb, "for d in /proc/self/fd/*; do readlink $d; done", as_root()).stdout_text;
+    BOOST_TEST(fds.find("socket:") == std::string::npos, fds);
+}
+
 BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_continues,
                      *utf::precondition(checkpoints_run))
 {
@@ -302,6 +345,8 @@ BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_contin
     auto const boot = run_command(*f, sb, "cat /proc/sys/kernel/random/boot_id").stdout_text;
     BOOST_TEST(boot.size() == 37u);
     auto const pid = start_counter(*f, dir.path, sb);
+    // The overlays of its writable system are unmounted with the container and mounted again for the restore.
+    BOOST_REQUIRE(exit_code(run_command(*f, sb, "echo before > /usr/local/m", as_root())) == 0);
 
     BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
     auto const at_pause = count_on_host(dir.path, sb);
@@ -314,6 +359,8 @@ BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_contin
     BOOST_TEST(i.at("memorySnapshotBytes").to_number<std::uint64_t>() >= fs::file_size(image));
     BOOST_TEST(processes_in_cgroup(sb.id) == 0u);
     BOOST_TEST(count_on_host(dir.path, sb) == at_pause);  // nothing runs
+    BOOST_TEST(host_file("/proc/self/mountinfo").find((dir.path / "sandboxes" / sb.id / "system").string()) ==
+               std::string::npos);
 
     BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
     // The same process counts on from where it stopped (not from 1: no reboot).
@@ -321,6 +368,7 @@ BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_contin
     BOOST_TEST(count_on_host(dir.path, sb) >= at_pause);
     BOOST_TEST(run_command(*f, sb, "cat /tmp/counter.pid").stdout_text == pid);
     BOOST_TEST(run_command(*f, sb, "cat /proc/sys/kernel/random/boot_id").stdout_text == boot);
+    BOOST_TEST(run_command(*f, sb, "cat /usr/local/m").stdout_text == "before\n");
     BOOST_TEST(!fs::exists(image));  // consumed by the restore
     BOOST_TEST(std::string(info(*f, sb).at("state").as_string()) == "running");
 }
@@ -449,6 +497,68 @@ BOOST_AUTO_TEST_CASE(a_unix_socket_runsc_cannot_save_refuses_the_memory_pause_an
     BOOST_TEST(post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":false})") == 204);
 }
 
+// As the namespaces engine's, but without sudo: gVisor does not honour set-user-ID bits (google/gvisor#5299;
+// every task has no_new_privs), so root in the sandbox is envd's user "root", as E2B's SDKs can ask.
+BOOST_AUTO_TEST_CASE(each_sandbox_has_a_writable_system_of_its_own)
+{
+    // A root-only host file under /etc, made before the sandboxes boot: not in their /etc.
+    std::string const name = "prism-e2b-gvsys-" + random_token(6);
+    std::string const host_only = "/etc/" + name + "-host";
+    {
+        std::ofstream(host_only) << "host-secret\n";
+    }
+    ::chmod(host_only.c_str(), 0600);
+    struct cleanup {
+        std::string p;
+        ~cleanup() { ::unlink(p.c_str()); }
+    } rm{host_only};
+    state_dir dir;
+    auto f = gvisor_server(dir.path);
+    auto const api = api_headers(*f);
+    auto a = create_sandbox(*f);
+    auto b = create_sandbox(*f);
+    std::string const tool = "/usr/local/bin/" + name, conf = "/etc/" + name;
+    // Its root installs a tool and changes a host file; "user" runs the tool.
+    auto w = run_command(*f, a,
+                         "printf '#!/bin/sh\\necho tool\\n' > " + tool + " && chmod 755 " + tool + " && echo conf > " +
+                             conf + " && echo mine > /etc/debian_version && echo done",
+                         as_root());
+    BOOST_TEST_INFO(w.stdout_text << w.stderr_text);
+    BOOST_TEST(w.stdout_text == "done\n");
+    auto const debian_version = host_file("/etc/debian_version");
+    auto const mine = name + "; cat " + conf + " /etc/debian_version";
+    BOOST_TEST(run_command(*f, a, mine).stdout_text == "tool\nconf\nmine\n");
+    // Nothing of it on the host, nor in the other sandbox.
+    BOOST_TEST(host_file("/etc/debian_version") != "mine\n");
+    BOOST_TEST(!fs::exists(tool));
+    BOOST_TEST(!fs::exists(conf));
+    BOOST_TEST(exit_code(run_command(*f, b, "cat " + tool + " " + conf, as_root())) != 0);
+    BOOST_TEST(run_command(*f, b, "cat /etc/debian_version").stdout_text == debian_version);
+    // What the host's "other" cannot read is not there, for the sandbox's root either.
+    for (std::string const& hidden : {host_only, std::string("/etc/gshadow"), std::string("/etc/ssl/private")}) {
+        if (!fs::exists(hidden)) continue;
+        BOOST_TEST_INFO(hidden);
+        BOOST_TEST(run_command(*f, a, "test -e " + hidden + " || echo hidden", as_root()).stdout_text == "hidden\n");
+    }
+    // No sudo: a set-user-ID program does not raise "user"'s privileges here (the README says so).
+    BOOST_TEST(run_command(*f, a, "sudo -n id -u 2>/dev/null; echo $?").stdout_text != "0\n0\n");
+    // Kept with its files through a pause that reboots it, and into a fork.
+    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + a.id + "/pause", R"({"memory":false})") == 204);
+    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + a.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST(run_command(*f, a, mine).stdout_text == "tool\nconf\nmine\n");
+    raw_http c(f->port());
+    auto forked = c.request("POST", "/sandboxes/" + a.id + "/fork", R"({"count":1})", api);
+    BOOST_TEST_REQUIRE(forked.status == 201, forked.body);
+    auto const made = forked.json().as_array().at(0).as_object().at("sandbox").as_object();
+    sandbox_ref const child{std::string(made.at("sandboxID").as_string()),
+                            std::string(made.at("envdAccessToken").as_string())};
+    BOOST_TEST(run_command(*f, child, mine).stdout_text == "tool\nconf\nmine\n");
+    // The overlays go with the sandboxes: no mount of theirs is left on the host.
+    for (auto const& id : {a.id, b.id, child.id})
+        BOOST_TEST(c.request("DELETE", "/sandboxes/" + id, {}, api).status == 204);
+    BOOST_TEST(host_file("/proc/self/mountinfo").find(dir.path.string()) == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(kill_leaves_nothing_behind)
 {
     state_dir dir;
@@ -488,6 +598,9 @@ BOOST_AUTO_TEST_CASE(a_memory_paused_sandbox_survives_kill_9_of_the_server, *utf
         running = create(first.port());
         BOOST_REQUIRE(run_command(first.port(), paused, counter_script).end.has_value());
         BOOST_REQUIRE(run_command(first.port(), running, counter_script).end.has_value());
+        // Its writable system too: overlays the server mounted, which its restart must not lose.
+        for (auto const* sb : {&paused, &running})
+            BOOST_REQUIRE(exit_code(run_command(first.port(), *sb, "echo kept > /usr/local/kept", as_root())) == 0);
         BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, paused) >= 3; }));
         BOOST_TEST_REQUIRE(post(first.port(), api, "/sandboxes/" + paused.id + "/pause", "{}") == 204);
         at_pause = count_on_host(dir.path, paused);
@@ -508,6 +621,8 @@ BOOST_AUTO_TEST_CASE(a_memory_paused_sandbox_survives_kill_9_of_the_server, *utf
     BOOST_TEST_REQUIRE(post(second.port(), api, "/sandboxes/" + paused.id + "/resume", R"({"timeout":300})") == 201);
     BOOST_TEST(eventually([&] { return count_on_host(dir.path, paused) > at_pause; }));
     BOOST_TEST(run_command(second.port(), running, "echo alive").stdout_text == "alive\n");
+    for (auto const* sb : {&paused, &running})
+        BOOST_TEST(run_command(second.port(), *sb, "cat /usr/local/kept").stdout_text == "kept\n");
 
     int const st = second.signal_and_wait(SIGTERM);
     BOOST_TEST((WIFEXITED(st) && WEXITSTATUS(st) == 0));
