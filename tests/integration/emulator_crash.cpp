@@ -4,10 +4,12 @@
 // envd agents and processes never stopped, a counting process is re-attached
 // with Connect, a frozen one counts on after resume; other engines: running ones
 // boot again with their files), paused ones stay paused and resume, deadlines
-// keep counting, and SIGTERM then stops cleanly.
+// keep counting, a sandbox's writable system is kept with its files, and SIGTERM
+// then stops cleanly.
 #include "emulator/sandbox_disk.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
+#include "sandbox_calls.hpp"
 #include "server_process.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -66,6 +68,9 @@ BOOST_AUTO_TEST_CASE(kill_9_and_restart_keep_running_and_paused_sandboxes)
         paused = create(first.port());
         BOOST_REQUIRE(run_command(first.port(), running, "echo kept > /workspace/f").end);
         BOOST_REQUIRE(run_command(first.port(), paused, "echo kept-too > /workspace/g").end);
+        // The writable system (a root server's namespaces sandboxes) is kept as their files are.
+        for (auto const* sb : {&running, &paused})
+            BOOST_REQUIRE(run_command(first.port(), *sb, "echo sys > /usr/local/kept || true", as_root()).end);
         running_boot = run_command(first.port(), running, "cat /proc/sys/kernel/random/boot_id").stdout_text;
         raw_http c(first.port());
         BOOST_REQUIRE(c.request("POST", "/sandboxes/" + paused.id + "/pause", R"({"memory":false})", api).status ==
@@ -100,6 +105,9 @@ BOOST_AUTO_TEST_CASE(kill_9_and_restart_keep_running_and_paused_sandboxes)
         BOOST_TEST(c.request("POST", "/sandboxes/" + paused.id + "/resume", R"({"timeout":300})", api).status == 201);
     }
     BOOST_TEST(run_command(second.port(), paused, "cat /workspace/g").stdout_text == "kept-too\n");
+    if (::geteuid() == 0 && std::string(ir["isolation"].as_string()) == "namespaces")
+        for (auto const* sb : {&running, &paused})
+            BOOST_TEST(run_command(second.port(), *sb, "cat /usr/local/kept").stdout_text == "sys\n");
     {
         raw_http c(second.port());
         BOOST_TEST(c.request("DELETE", "/sandboxes/" + paused.id, {}, api).status == 204);
@@ -241,6 +249,9 @@ BOOST_AUTO_TEST_CASE(kill_9_and_restart_keep_the_sandboxes_disks)
         quota = info_on(first.port(), api, running)["diskSizeMB"].to_number<long>();
         BOOST_REQUIRE(run_command(first.port(), running, "echo kept > /workspace/f").end);
         BOOST_REQUIRE(run_command(first.port(), paused, "echo kept-too > /workspace/g").end);
+        // Their writable systems are on their disks too (a root server's namespaces sandboxes).
+        for (auto const* sb : {&running, &paused})
+            BOOST_REQUIRE(run_command(first.port(), *sb, "echo sys > /usr/local/kept || true", as_root()).end);
         raw_http c(first.port());
         BOOST_REQUIRE(c.request("POST", "/sandboxes/" + paused.id + "/pause", R"({"memory":false})", api).status ==
                       204);
@@ -263,6 +274,9 @@ BOOST_AUTO_TEST_CASE(kill_9_and_restart_keep_the_sandboxes_disks)
     auto p = run_command(second.port(), paused, "cat /workspace/g; " + df);
     BOOST_TEST(p.stdout_text.substr(0, 9) == "kept-too\n");
     BOOST_TEST(std::stol(p.stdout_text.substr(9)) <= quota);
+    if (::geteuid() == 0 && info_on(second.port(), api, paused)["isolation"] == "namespaces")
+        for (auto const* sb : {&running, &paused})
+            BOOST_TEST(run_command(second.port(), *sb, "cat /usr/local/kept").stdout_text == "sys\n");
 
     BOOST_TEST(WIFEXITED(second.signal_and_wait(SIGTERM)));
     for (auto const& sb : {running, paused}) {
