@@ -547,15 +547,18 @@ BOOST_AUTO_TEST_CASE(each_sandbox_has_a_writable_system_of_its_own)
     BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + a.id + "/resume", R"({"timeout":300})") == 201);
     BOOST_TEST(run_command(*f, a, mine).stdout_text == "tool\nconf\nmine\n");
     raw_http c(f->port());
-    auto forked = c.request("POST", "/sandboxes/" + a.id + "/fork", R"({"count":1})", api);
-    BOOST_TEST_REQUIRE(forked.status == 201, forked.body);
-    auto const made = forked.json().as_array().at(0).as_object().at("sandbox").as_object();
-    sandbox_ref const child{std::string(made.at("sandboxID").as_string()),
-                            std::string(made.at("envdAccessToken").as_string())};
-    BOOST_TEST(run_command(*f, child, mine).stdout_text == "tool\nconf\nmine\n");
+    std::vector<std::string> ids = {a.id, b.id};
+    if (checkpoints_run(utf::test_unit_id{})) {  // a fork here is a checkpoint of the source
+        auto forked = c.request("POST", "/sandboxes/" + a.id + "/fork", R"({"count":1})", api);
+        BOOST_TEST_REQUIRE(forked.status == 201, forked.body);
+        auto const made = forked.json().as_array().at(0).as_object().at("sandbox").as_object();
+        sandbox_ref const child{std::string(made.at("sandboxID").as_string()),
+                                std::string(made.at("envdAccessToken").as_string())};
+        BOOST_TEST(run_command(*f, child, mine).stdout_text == "tool\nconf\nmine\n");
+        ids.push_back(child.id);
+    }
     // The overlays go with the sandboxes: no mount of theirs is left on the host.
-    for (auto const& id : {a.id, b.id, child.id})
-        BOOST_TEST(c.request("DELETE", "/sandboxes/" + id, {}, api).status == 204);
+    for (auto const& id : ids) BOOST_TEST(c.request("DELETE", "/sandboxes/" + id, {}, api).status == 204);
     BOOST_TEST(host_file("/proc/self/mountinfo").find(dir.path.string()) == std::string::npos);
 }
 
