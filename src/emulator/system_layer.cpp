@@ -321,9 +321,7 @@ result<void> prepare_system_layer(fs::path const& layer, uid_t base, system_laye
 
 void unmount_system_overlays(fs::path const& at)
 {
-    for (char const* d : system_dirs)
-        while (is_mount_point(at / d))
-            if (::umount2((at / d).c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) != 0) break;
+    for (char const* d : system_dirs) unmount_sandbox_disk(at / d);  // the same lazy detach of what is mounted there
 }
 
 result<std::vector<std::string>> mount_system_overlays(fs::path const& layer, fs::path const& etc, fs::path const& at)
