@@ -30,6 +30,7 @@ function(prism_e2b_area area)
   target_link_libraries(prism_e2b_${area}
     PUBLIC prism_e2b_public_headers prism_e2b_${area}_headers
     PRIVATE prism_e2b_project_options prism_e2b_library_options)
+  prism_e2b_unity(prism_e2b_${area})
   foreach(_used ${A_USES})
     target_link_libraries(prism_e2b_${area} PUBLIC prism_e2b_${_used}_headers)
   endforeach()

@@ -48,6 +48,11 @@ repeat=1
 # file and line, and compiling, caching and linking take far less (the ASan
 # build directory was about 13 GB with -g).
 debug_flags=(-DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
+# The sanitizer builds compile their sources in batches (cmake/unity.cmake):
+# Asio, Beast and Boost.JSON parsed and instantiated once per batch. The clang
+# leg compiles file by file, so every file must still compile on its own, and
+# clang-tidy reads that build's per-file commands.
+unity=(-DPRISM_E2B_UNITY_BUILD=ON)
 
 # What the leg is doing, for the last line when it fails.
 current_leg=
@@ -118,7 +123,7 @@ leg_fuzz() {
   # bounded by its run count, not by speed.
   CC=clang-14 CXX=clang++-14 configure build/fuzz -DCMAKE_BUILD_TYPE=Debug \
     -DPRISM_E2B_SANITIZE=address,undefined -DPRISM_E2B_BUILD_FUZZERS=ON -DPRISM_E2B_BUILD_EXAMPLES=OFF \
-    -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_CLI=OFF -DPRISM_E2B_BUILD_DOCS=OFF "${debug_flags[@]}"
+    -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_CLI=OFF -DPRISM_E2B_BUILD_DOCS=OFF "${debug_flags[@]}" "${unity[@]}"
   build build/fuzz --target prism_e2b_fuzzers prism_e2b_async_model_tests
   # The async model's test (every completion token, requests built inline in
   # co_await, designated temporaries included) against the local server, with
@@ -138,7 +143,7 @@ leg_asan() {
     fi
   done
   configure build/asan -DCMAKE_BUILD_TYPE=Debug -DPRISM_E2B_SANITIZE=address,undefined \
-    -DPRISM_E2B_CONFORMANCE_TESTS=ON -DPRISM_E2B_BUILD_DOCS=OFF "${debug_flags[@]}"
+    -DPRISM_E2B_CONFORMANCE_TESTS=ON -DPRISM_E2B_BUILD_DOCS=OFF "${debug_flags[@]}" "${unity[@]}"
   build build/asan
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_ctest build/asan
@@ -146,7 +151,7 @@ leg_asan() {
 
 leg_tsan() {
   configure build/tsan -DCMAKE_BUILD_TYPE=Debug -DPRISM_E2B_SANITIZE=thread \
-    -DPRISM_E2B_BUILD_EXAMPLES=OFF -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_DOCS=OFF "${debug_flags[@]}"
+    -DPRISM_E2B_BUILD_EXAMPLES=OFF -DPRISM_E2B_BUILD_BENCH=OFF -DPRISM_E2B_BUILD_DOCS=OFF "${debug_flags[@]}" "${unity[@]}"
   build build/tsan --target prism_e2b_core_tests prism_e2b_wire_tests prism_e2b_adapter_tests \
     prism_e2b_integration_tests prism_e2b_async_model_tests
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

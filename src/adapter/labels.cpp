@@ -8,17 +8,6 @@
 
 namespace prism_e2b {
 
-namespace {
-
-bool has_control_char(std::string_view s) noexcept
-{
-    for (unsigned char c : s)
-        if (c < 0x20 || c == 0x7f) return true;
-    return false;
-}
-
-}  // namespace
-
 result<void> validate_labels(label_map const& labels)
 {
     error_details const d{"labels"};
@@ -29,13 +18,13 @@ result<void> validate_labels(label_map const& labels)
     for (auto const& [key, value] : labels) {
         if (key.empty()) return error(errc::invalid_argument, "a label key is empty", d);
         // The key is only named in errors once it is known to be harmless.
-        if (key.size() > label_caps::max_key_bytes || has_control_char(key) || !detail::is_valid_utf8(key) ||
+        if (key.size() > label_caps::max_key_bytes || detail::has_control_char(key) || !detail::is_valid_utf8(key) ||
             redactor.contains_secret(key))
             return error(errc::invalid_argument,
                          "a label key is too long, has control characters, is not UTF-8 or is a secret", d);
         if (value.size() > label_caps::max_value_bytes)
             return error(errc::invalid_argument, "label '" + key + "': value is too long", d);
-        if (has_control_char(value))
+        if (detail::has_control_char(value))
             return error(errc::invalid_argument, "label '" + key + "': value has control characters", d);
         // Metadata travels as JSON strings: anything but UTF-8 would make the create body invalid JSON.
         if (!detail::is_valid_utf8(value))

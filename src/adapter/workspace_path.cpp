@@ -3,6 +3,8 @@
 // isolation boundary (a symlink inside the workspace is followed by envd).
 #include "adapter/workspace_path.hpp"
 
+#include "core/utf8.hpp"
+
 #include <algorithm>
 
 namespace prism_e2b::detail {
@@ -10,14 +12,6 @@ namespace prism_e2b::detail {
 namespace {
 
 constexpr std::size_t max_path_bytes = 4096;
-
-bool has_control_char(std::string_view s)
-{
-    return std::any_of(s.begin(), s.end(), [](char c) {
-        auto const u = static_cast<unsigned char>(c);
-        return u < 0x20 || u == 0x7f;
-    });
-}
 
 /// True when `p` is `root` or below it (both normalised).
 bool within(std::string const& p, std::string const& root)

@@ -22,13 +22,6 @@ std::int64_t int_field(json::object const& o, std::string_view k, std::int64_t d
     return dflt;
 }
 
-http_response no_content()
-{
-    http_response r;
-    r.status = 204;
-    return r;
-}
-
 }  // namespace
 
 asio::awaitable<void> handle_admin(std::shared_ptr<server_state> st, http_request req, response_sink& sink)

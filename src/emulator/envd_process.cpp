@@ -2,6 +2,7 @@
 // Connect stream envelopes (start, data, keepalive, end; errors in the
 // end-of-stream envelope); List, SendInput, CloseStdin, SendSignal are unary.
 #include "emulator/server_state.hpp"
+#include "emulator/use_nothrow.hpp"
 #include "protocol/base64.hpp"
 #include "protocol/envelope.hpp"
 
@@ -23,8 +24,6 @@ namespace json = boost::json;
 using namespace asio::experimental::awaitable_operators;
 
 namespace {
-
-constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
 
 struct rpc_error {
     std::string code;

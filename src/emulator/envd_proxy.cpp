@@ -3,6 +3,8 @@
 
 #include "emulator/envd_agent.hpp"
 #include "emulator/server_state.hpp"
+#include "emulator/use_nothrow.hpp"
+#include "protocol/ascii_lower.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -32,8 +34,6 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
-
 std::optional<sockaddr_un> socket_address(fs::path const& path)
 {
     sockaddr_un addr{};
@@ -51,13 +51,6 @@ bool hop_header(std::string_view lower)
                                "upgrade", "content-length", "x-access-token", "server", "server-timing"})
         if (lower == h) return true;
     return lower == agent_cut_header;
-}
-
-std::string lower(std::string_view s)
-{
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
 }
 
 http::request<http::string_body> upstream_request(server_state& st, sandbox const& sb, http_request& req)
@@ -101,7 +94,7 @@ asio::awaitable<bool> relay(local_socket& sock, beast::flat_buffer& buf,
     std::string content_type(msg[http::field::content_type]);
     header_list headers;
     for (auto const& f : msg) {
-        auto const name = lower(f.name_string());
+        auto const name = protocol::ascii_lower(f.name_string());
         if (!hop_header(name) && name != "content-type") headers.emplace_back(name, std::string(f.value()));
     }
     std::array<char, 16384> piece{};

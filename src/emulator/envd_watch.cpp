@@ -6,6 +6,7 @@
 
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
+#include "emulator/use_nothrow.hpp"
 #include "protocol/envelope.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -44,7 +45,6 @@ struct watch_set {
 
 namespace {
 
-constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
 constexpr std::uint32_t watch_mask =
     IN_CREATE | IN_MODIFY | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_ONLYDIR |
     IN_EXCL_UNLINK;  // follows only the /proc/self/fd link of an fd resolved in the root

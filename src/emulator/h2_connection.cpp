@@ -1,6 +1,7 @@
 #include "emulator/h2_connection.hpp"
 
 #include "emulator/request_reader.hpp"
+#include "protocol/ascii_lower.hpp"
 #include "protocol/h2_pump.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -31,25 +32,11 @@ constexpr std::size_t max_queued_response = 256u << 10;
 /// stream lasts as long as its process, so 10,000 of them fit in 5 connections.
 constexpr std::uint32_t max_concurrent_streams = 2000;
 
-std::string server_timing(clock_type::time_point since)
-{
-    auto const us = std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - since).count();
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "app;dur=%.3f", static_cast<double>(us) / 1000.0);
-    return buf;
-}
-
 bool connection_specific(std::string_view n)
 {
     using beast::iequals;
     return iequals(n, "connection") || iequals(n, "keep-alive") || iequals(n, "transfer-encoding") ||
            iequals(n, "upgrade") || iequals(n, "proxy-connection") || iequals(n, "content-length");
-}
-
-std::string lower(std::string s)
-{
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
 }
 
 /// One request/response. Strand only.
@@ -127,7 +114,7 @@ struct h2_server : std::enable_shared_from_this<h2_server> {
         f.emplace_back("server", "prism-e2b-local");
         if (!content_type.empty()) f.emplace_back("content-type", content_type);
         for (auto const& [n, v] : headers)
-            if (!connection_specific(n)) f.emplace_back(lower(n), v);
+            if (!connection_specific(n)) f.emplace_back(protocol::ascii_lower(n), v);
         f.emplace_back("server-timing", server_timing(st.req.received));
         if (length && !status_has_no_body(status)) f.emplace_back("content-length", std::to_string(*length));
         std::vector<nghttp2_nv> nv;

@@ -7,6 +7,7 @@
 
 #include "emulator/h2_connection.hpp"
 #include "emulator/request_reader.hpp"
+#include "emulator/use_nothrow.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -39,7 +40,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = boost::beast::http;
 using tcp = asio::ip::tcp;
-constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
 
 std::string url_decode(std::string_view s, bool plus_is_space)
 {
@@ -64,8 +64,6 @@ std::string url_decode(std::string_view s, bool plus_is_space)
     return out;
 }
 
-namespace {
-
 std::string server_timing(std::chrono::steady_clock::time_point since)
 {
     auto const us =
@@ -74,6 +72,8 @@ std::string server_timing(std::chrono::steady_clock::time_point since)
     std::snprintf(buf, sizeof buf, "app;dur=%.3f", static_cast<double>(us) / 1000.0);
     return buf;
 }
+
+namespace {
 
 /// The sink of one HTTP/1.1 request on `Stream` (beast::tcp_stream, or TLS over one).
 template <class Stream>

@@ -64,6 +64,15 @@ struct http_response {
     std::string body;
 };
 
+/// 204 No Content: no body, so no Content-Type either.
+inline http_response no_content()
+{
+    http_response r;
+    r.status = 204;
+    r.content_type.clear();
+    return r;
+}
+
 /// Where a handler writes its answer: either one send(), or begin_stream() followed
 /// by write_chunk()s and finish_stream() (chunked transfer encoding, each chunk
 /// flushed). Every call returns false once the peer is gone. Used from the
@@ -96,6 +105,10 @@ struct head_verdict {
 /// Judges a request from its head (method, path, query and headers; body still empty):
 /// credentials and the route's body limit.
 using head_check_fn = std::function<head_verdict(http_request const& head)>;
+
+/// The Server-Timing value of a response to a request received at `since` ("app;dur=<ms>"),
+/// the same on HTTP/1.1 and HTTP/2.
+std::string server_timing(std::chrono::steady_clock::time_point since);
 
 }  // namespace prism_e2b::local::detail
 

@@ -15,6 +15,7 @@
 #include "emulator/server_state.hpp"
 #include "emulator/signed_url.hpp"
 #include "emulator/temp_state_dirs.hpp"
+#include "emulator/use_nothrow.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -45,8 +46,6 @@ namespace fs = std::filesystem;
 using namespace detail;
 
 namespace {
-
-constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
 
 /// Can a child get its own mount namespace with the sandbox directories bound
 /// over /workspace, /home/user and /tmp? Tried for real in a throw-away child.

@@ -1,20 +1,14 @@
 // multipart/form-data parsing for POST /files.
 #include "emulator/multipart.hpp"
 
+#include "protocol/ascii_lower.hpp"
+
 #include <algorithm>
 #include <cctype>
 
 namespace prism_e2b::local::detail {
 
 namespace {
-
-std::string lower(std::string_view s)
-{
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
 
 std::string_view trim(std::string_view s)
 {
@@ -34,7 +28,7 @@ std::optional<std::string> header_param(std::string_view header, std::string_vie
         i = semi + 1;
         auto eq = item.find('=');
         if (eq == std::string_view::npos) continue;
-        if (lower(trim(item.substr(0, eq))) != key) continue;
+        if (protocol::ascii_lower(trim(item.substr(0, eq))) != key) continue;
         auto v = trim(item.substr(eq + 1));
         if (v.size() >= 2 && v.front() == '"') {
             // Quoted: the value runs to the closing quote (which cannot be escaped in practice).
@@ -81,7 +75,8 @@ std::string decode_filename(std::string s)
 std::optional<std::string> multipart_boundary(std::string_view content_type)
 {
     auto const semi = content_type.find(';');
-    if (lower(trim(content_type.substr(0, semi))) != "multipart/form-data" || semi == std::string_view::npos)
+    if (protocol::ascii_lower(trim(content_type.substr(0, semi))) != "multipart/form-data" ||
+        semi == std::string_view::npos)
         return std::nullopt;
     auto b = header_param(content_type.substr(semi + 1), "boundary");
     if (!b || b->empty() || b->size() > 200) return std::nullopt;
@@ -115,7 +110,7 @@ std::optional<std::vector<multipart_part>> parse_multipart(std::string_view body
             i = eol + 2;
             auto colon = line.find(':');
             if (colon == std::string_view::npos) continue;
-            if (lower(trim(line.substr(0, colon))) == "content-disposition") {
+            if (protocol::ascii_lower(trim(line.substr(0, colon))) == "content-disposition") {
                 auto value = line.substr(colon + 1);
                 if (auto n = header_param(value, "name")) part.name = *n;
                 if (auto f = header_param(value, "filename")) part.filename = decode_filename(*f);

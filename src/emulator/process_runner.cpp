@@ -1,6 +1,7 @@
 // fork/exec, pipes, pidfd exit watch and event fan-out for the local server.
 #include "emulator/process_runner.hpp"
 
+#include "emulator/use_nothrow.hpp"
 #include "protocol/on_strand.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -31,7 +32,6 @@
 namespace prism_e2b::local::detail {
 
 namespace asio = boost::asio;
-constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
 
 // ---------------------------------------------------------------- event_queue
 

@@ -20,8 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-
 struct copier {
     uid_t to_base;
     std::optional<uid_t> owner_inside;
@@ -102,10 +100,10 @@ struct copier {
             struct stat st {};
             if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
             if (S_ISDIR(st.st_mode)) {
-                unique_fd in(::openat(from, name.c_str(), dir_flags));
+                unique_fd in(::openat(from, name.c_str(), tree_dir_flags));
                 if (!in) continue;  // swapped for something else meanwhile
                 if (::mkdirat(to, name.c_str(), 0700) != 0 && errno != EEXIST) return fail(sub, "cannot create");
-                unique_fd out(::openat(to, name.c_str(), dir_flags));
+                unique_fd out(::openat(to, name.c_str(), tree_dir_flags));
                 if (!out) return fail(sub, "cannot open the copy");
                 if (!copy_dir(in.get(), out.get(), sub, depth + 1)) return false;
                 own(out.get(), nullptr, st, false);
@@ -144,7 +142,7 @@ unique_fd open_relative(int dir, std::string const& rel, bool create)
         std::string const part = rel.substr(i, j - i);
         if (!part.empty()) {
             if (create) ::mkdirat(cur.get(), part.c_str(), 0755);
-            cur = unique_fd(::openat(cur.get(), part.c_str(), dir_flags));
+            cur = unique_fd(::openat(cur.get(), part.c_str(), tree_dir_flags));
         }
         i = j + 1;
     }
@@ -162,7 +160,8 @@ std::uint64_t usage_of(int dir, int depth)
         if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         total += static_cast<std::uint64_t>(st.st_blocks) * 512u;
         if (S_ISDIR(st.st_mode))
-            if (unique_fd sub(::openat(dir, name.c_str(), dir_flags)); sub) total += usage_of(sub.get(), depth + 1);
+            if (unique_fd sub(::openat(dir, name.c_str(), tree_dir_flags)); sub)
+                total += usage_of(sub.get(), depth + 1);
     }
     return total;
 }
@@ -175,8 +174,8 @@ result<void> copy_tree(fs::path const& from, fs::path const& to, uid_t to_base, 
     auto failure = [](std::string const& what) { return error(errc::server_error, what, {"copy"}); };
     std::error_code ec;
     fs::create_directories(to, ec);
-    unique_fd from_root(::open(from.c_str(), dir_flags));
-    unique_fd to_root(::open(to.c_str(), dir_flags));
+    unique_fd from_root(::open(from.c_str(), tree_dir_flags));
+    unique_fd to_root(::open(to.c_str(), tree_dir_flags));
     if (!from_root) return failure("cannot open " + from.string());
     if (!to_root) return failure("cannot open " + to.string());
     copier c{to_base, owner_inside};
@@ -196,7 +195,7 @@ result<void> copy_tree(fs::path const& from, fs::path const& to, uid_t to_base, 
 
 std::uint64_t tree_disk_usage(fs::path const& root)
 {
-    unique_fd fd(::open(root.c_str(), dir_flags));
+    unique_fd fd(::open(root.c_str(), tree_dir_flags));
     return fd ? usage_of(fd.get(), 0) : 0;
 }
 

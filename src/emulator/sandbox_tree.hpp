@@ -8,6 +8,7 @@
 #include <prism_e2b/error.hpp>
 
 #include <cstdint>
+#include <fcntl.h>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -15,6 +16,9 @@
 #include <vector>
 
 namespace prism_e2b::local::detail {
+
+/// How a tree walk opens a directory: never through a symlink, never inherited by a child.
+inline constexpr int tree_dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
 /// Directories deeper than this below the copied root make copy_tree fail (one descriptor per level).
 inline constexpr int max_tree_depth = 128;

@@ -4,6 +4,7 @@
 #include "emulator/namespaces_engine.hpp"
 #include "emulator/sandbox_disk.hpp"
 #include "emulator/sandbox_fs.hpp"
+#include "emulator/sandbox_tree.hpp"
 #include "emulator/server_state.hpp"
 #include "emulator/small_files.hpp"
 
@@ -24,8 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-constexpr int max_depth = 64;
+constexpr int max_layer_depth = 64;
 
 /// The sandbox's /etc/sudoers: root as usual, "user" without a password (E2B's base template).
 constexpr char sudoers[] =
@@ -36,7 +36,7 @@ constexpr char sudoers[] =
 
 void walk_hidden(int dir, dev_t dev, std::string const& rel, int depth, std::vector<std::string>& out)
 {
-    if (depth > max_depth) return;
+    if (depth > max_layer_depth) return;
     std::vector<std::string> names, subdirs;
     if (!list_dir_names(dir, names)) return;
     for (auto const& name : names) {
@@ -53,7 +53,7 @@ void walk_hidden(int dir, dev_t dev, std::string const& rel, int depth, std::vec
         }
     }
     for (auto const& name : subdirs) {
-        unique_fd sub(::openat(dir, name.c_str(), dir_flags));
+        unique_fd sub(::openat(dir, name.c_str(), tree_dir_flags));
         if (sub) walk_hidden(sub.get(), dev, rel + "/" + name, depth + 1, out);
     }
 }
@@ -65,7 +65,7 @@ uid_t mapped(uid_t base, uid_t host_id) { return host_id < ns_range_size ? base 
 /// with the mode and (mapped) owner of the host's; an open descriptor of the last one.
 unique_fd upper_parent(std::string const& dir, fs::path const& upper, std::string const& rel, uid_t base)
 {
-    unique_fd cur(::open(upper.c_str(), dir_flags));
+    unique_fd cur(::open(upper.c_str(), tree_dir_flags));
     std::string host = "/" + dir;
     std::size_t i = 0;
     while (cur && i < rel.size()) {
@@ -77,13 +77,13 @@ unique_fd upper_parent(std::string const& dir, fs::path const& upper, std::strin
         host += "/" + part;
         struct stat hs {};
         if (::mkdirat(cur.get(), part.c_str(), 0755) == 0 && ::lstat(host.c_str(), &hs) == 0 && S_ISDIR(hs.st_mode)) {
-            unique_fd made(::openat(cur.get(), part.c_str(), dir_flags));
+            unique_fd made(::openat(cur.get(), part.c_str(), tree_dir_flags));
             if (made) {
                 (void)::fchown(made.get(), mapped(base, hs.st_uid), mapped(base, hs.st_gid));
                 (void)::fchmod(made.get(), hs.st_mode & 07777);
             }
         }
-        cur = unique_fd(::openat(cur.get(), part.c_str(), dir_flags));
+        cur = unique_fd(::openat(cur.get(), part.c_str(), tree_dir_flags));
     }
     return cur;
 }
@@ -150,7 +150,7 @@ struct etc_entry {
 
 void list_etc(int dir, dev_t dev, std::string const& rel, int depth, std::vector<etc_entry>& out)
 {
-    if (depth > max_depth) return;
+    if (depth > max_layer_depth) return;
     std::vector<std::string> names;
     if (!list_dir_names(dir, names)) return;
     std::sort(names.begin(), names.end());  // the digest does not depend on the directory's order
@@ -159,7 +159,7 @@ void list_etc(int dir, dev_t dev, std::string const& rel, int depth, std::vector
         if (::fstatat(dir, name.c_str(), &e.st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         if (S_ISDIR(e.st.st_mode)) {
             if ((e.st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH) || e.st.st_dev != dev) continue;
-            unique_fd sub(::openat(dir, name.c_str(), dir_flags));
+            unique_fd sub(::openat(dir, name.c_str(), tree_dir_flags));
             if (!sub) continue;
             out.push_back(e);
             list_etc(sub.get(), dev, e.rel, depth + 1, out);
@@ -224,7 +224,7 @@ bool copy_etc(std::vector<etc_entry> const& entries, fs::path const& to)
 result<fs::path> etc_snapshot(fs::path const& store)
 {
     std::vector<etc_entry> entries;
-    unique_fd top(::open("/etc", dir_flags));
+    unique_fd top(::open("/etc", tree_dir_flags));
     struct stat st {};
     if (!top || ::fstat(top.get(), &st) != 0)
         return error(errc::server_error, "cannot read the host's /etc", {"create"});
@@ -258,7 +258,7 @@ std::vector<std::string> system_layer_dirs()
 std::vector<std::string> host_hidden_paths()
 {
     auto const walk = [](std::string const& d, std::vector<std::string>& out) {
-        unique_fd top(::open(("/" + d).c_str(), dir_flags));
+        unique_fd top(::open(("/" + d).c_str(), tree_dir_flags));
         struct stat st {};
         if (top && ::fstat(top.get(), &st) == 0) walk_hidden(top.get(), st.st_dev, d, 0, out);
     };

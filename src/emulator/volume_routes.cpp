@@ -30,7 +30,7 @@ constexpr std::string_view content_prefix = "/volumecontent/";
 constexpr std::int64_t max_volume_id = 65535;
 /// Entries one listing answers at most (a sandbox may fill a volume with millions).
 constexpr std::size_t max_listed = 100000;
-constexpr int max_depth = 64;
+constexpr int max_list_depth = 64;
 
 json::object volume_json(volume_record const& v, bool with_token)
 {
@@ -39,14 +39,6 @@ json::object volume_json(volume_record const& v, bool with_token)
     o["name"] = v.name;
     if (with_token) o["token"] = v.token;
     return o;
-}
-
-http_response no_content()
-{
-    http_response r;
-    r.status = 204;
-    r.content_type.clear();
-    return r;
 }
 
 http_response volume_not_found(std::string_view id)
@@ -144,7 +136,7 @@ std::optional<std::string> parse_content_query(std::string const& query, content
         } else if (k == "mode") {
             e = parse_number(v, "mode", 07777, q.mode);
         } else if (k == "depth") {
-            e = parse_number(v, "depth", max_depth, q.depth);
+            e = parse_number(v, "depth", max_list_depth, q.depth);
         } else if (k == "force") {
             if (v != "true" && v != "false") e = "force must be true or false";
             q.force = v == "true";

@@ -22,13 +22,13 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr char record_file[] = "volume.json";
+constexpr char volume_file[] = "volume.json";
 
 std::string volume_scope(std::string const& id) { return "prism-e2b-local/volume/" + id; }
 
-std::optional<volume_record> parse_record(fs::path const& dir)
+std::optional<volume_record> parse_volume_record(fs::path const& dir)
 {
-    auto const rec = read_record(dir / record_file);
+    auto const rec = read_record(dir / volume_file);
     if (!rec) return std::nullopt;
     auto const& o = *rec;
     auto str = [&](char const* k) { return field_string(o, k); };
@@ -52,7 +52,7 @@ bool write_volume_record(fs::path const& dir, volume_record const& r)
     o["token"] = r.token;
     o["createdAtMs"] = r.created_ms;
     o["seq"] = r.seq;
-    return write_record(dir / record_file, json::serialize(o), 0600);
+    return write_record(dir / volume_file, json::serialize(o), 0600);
 }
 
 }  // namespace
@@ -94,7 +94,7 @@ void volume_store::open(fs::path dir)
             remove_tree(e.path().string());
             continue;
         }
-        if (auto r = parse_record(e.path())) {
+        if (auto r = parse_volume_record(e.path())) {
             secret_redactor::global().add(r->token, volume_scope(r->id));
             next_seq_ = std::max(next_seq_, r->seq + 1);
             by_id_[r->id] = std::move(*r);

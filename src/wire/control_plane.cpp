@@ -64,8 +64,6 @@ asio::awaitable<result<http_response>> client_impl::origin_call(std::string meth
 
 namespace {
 
-bool ok(int status) { return status >= 200 && status < 300; }
-
 std::string id_path(std::string const& id) { return "/sandboxes/" + rest::encode_uri_component(id); }
 
 }  // namespace
@@ -80,7 +78,7 @@ asio::awaitable<result<http_response>> client_impl::api_call_v2_or_v1(std::strin
         // again, and only a v1 success marks the server as one without v2.
         if (!r || (r->status != 404 && r->status != 405)) co_return r;
         auto v1 = co_await api_call("POST", std::move(v1_target), std::move(v1_body), false);
-        if (v1 && ok(v1->status)) v1_only.store(true, std::memory_order_relaxed);
+        if (v1 && http_success(v1->status)) v1_only.store(true, std::memory_order_relaxed);
         co_return v1;
     }
     co_return co_await api_call("POST", std::move(v1_target), std::move(v1_body), false);
@@ -97,7 +95,7 @@ asio::awaitable<result<e2b::sandbox_handle>> client_impl::create_sandbox(e2b::cr
     auto r = co_await api_call_v2_or_v1(std::move(v2_target), std::move(v2_body), "/sandboxes", std::move(v1_body),
                                         v1_create_);
     if (!r) co_return r.error();
-    if (!ok(r->status)) co_return rest_error("create sandbox", r->status, r->body);
+    if (!http_success(r->status)) co_return rest_error("create sandbox", r->status, r->body);
     auto h = rest::parse_sandbox(r->body);
     if (!h) co_return error(h.error().code(), h.error().message(), {"create sandbox", r->status, {}});
     co_return h;
@@ -113,7 +111,7 @@ asio::awaitable<result<e2b::connect_result>> client_impl::connect_sandbox(std::s
     std::string body = rest::timeout_body(timeout);
     auto r = co_await api_call_v2_or_v1(std::move(v2_target), body, std::move(v1_target), body, v1_connect_);
     if (!r) co_return r.error();
-    if (!ok(r->status)) co_return rest_error("connect sandbox " + sandbox_id, r->status, r->body);
+    if (!http_success(r->status)) co_return rest_error("connect sandbox " + sandbox_id, r->status, r->body);
     auto h = rest::parse_sandbox(r->body);
     if (!h) co_return error(h.error().code(), h.error().message(), {"connect sandbox", r->status, {}});
     e2b::connect_result out;
@@ -128,7 +126,7 @@ asio::awaitable<result<e2b::pause_reply>> client_impl::pause_sandbox(std::string
     if (!r) co_return r.error();
     e2b::pause_reply out;
     out.http_status = r->status;
-    if (ok(r->status)) {
+    if (http_success(r->status)) {
         out.outcome = e2b::pause_reply::kind::paused;
         co_return out;
     }
@@ -154,7 +152,7 @@ asio::awaitable<result<bool>> client_impl::kill_sandbox(std::string sandbox_id)
     auto r = co_await api_call("DELETE", id_path(sandbox_id), std::nullopt, false);
     if (!r) co_return r.error();
     // Gone either way: its access token is no longer a live secret of this client.
-    if (ok(r->status)) {
+    if (http_success(r->status)) {
         secret_redactor::global().release(sandbox_id);
         co_return true;
     }
@@ -169,7 +167,7 @@ asio::awaitable<result<e2b::sandbox_info>> client_impl::get_sandbox_info(std::st
 {
     auto r = co_await api_call("GET", id_path(sandbox_id), std::nullopt, true);
     if (!r) co_return r.error();
-    if (!ok(r->status)) co_return rest_error("get sandbox " + sandbox_id, r->status, r->body);
+    if (!http_success(r->status)) co_return rest_error("get sandbox " + sandbox_id, r->status, r->body);
     auto i = rest::parse_sandbox_detail(r->body);
     if (!i) co_return error(i.error().code(), i.error().message(), {"get sandbox", r->status, {}});
     co_return i;
@@ -179,7 +177,7 @@ asio::awaitable<result<e2b::sandbox_page>> client_impl::list_sandboxes(e2b::list
 {
     auto r = co_await api_call("GET", rest::list_target(params), std::nullopt, true);
     if (!r) co_return r.error();
-    if (!ok(r->status)) co_return rest_error("list sandboxes", r->status, r->body);
+    if (!http_success(r->status)) co_return rest_error("list sandboxes", r->status, r->body);
     auto l = rest::parse_sandbox_list(r->body);
     if (!l) co_return error(l.error().code(), l.error().message(), {"list sandboxes", r->status, {}});
     e2b::sandbox_page page;
@@ -192,7 +190,7 @@ asio::awaitable<result<void>> client_impl::set_sandbox_timeout(std::string sandb
 {
     auto r = co_await api_call("POST", id_path(sandbox_id) + "/timeout", rest::timeout_body(timeout), false);
     if (!r) co_return r.error();
-    if (!ok(r->status)) co_return rest_error("set timeout of sandbox " + sandbox_id, r->status, r->body);
+    if (!http_success(r->status)) co_return rest_error("set timeout of sandbox " + sandbox_id, r->status, r->body);
     co_return result<void>{};
 }
 

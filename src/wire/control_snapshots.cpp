@@ -14,8 +14,6 @@ namespace json = boost::json;
 namespace prism_e2b::wire {
 namespace {
 
-bool ok(int status) { return status >= 200 && status < 300; }
-
 result<e2b::snapshot_info> to_snapshot(json::value const& v)
 {
     auto const* o = v.if_object();
@@ -44,7 +42,7 @@ asio::awaitable<result<e2b::snapshot_info>> client_impl::create_snapshot(std::st
     std::optional<std::string> text = json::serialize(body);
     auto r = co_await api_call("POST", std::move(target), std::move(text), false);
     if (!r) co_return r.error();
-    if (!ok(r->status)) co_return rest_error("create snapshot of " + sandbox_id, r->status, r->body);
+    if (!http_success(r->status)) co_return rest_error("create snapshot of " + sandbox_id, r->status, r->body);
     boost::system::error_code ec;
     auto v = json::parse(r->body, ec);
     if (ec) co_return error(errc::protocol_error, "create snapshot: invalid JSON", {"create snapshot", r->status, {}});
@@ -63,7 +61,7 @@ asio::awaitable<result<e2b::snapshot_page>> client_impl::list_snapshots(e2b::sna
     if (params.next_token) add("nextToken", *params.next_token);
     auto r = co_await api_call("GET", std::move(target), std::nullopt, true);
     if (!r) co_return r.error();
-    if (!ok(r->status)) co_return rest_error("list snapshots", r->status, r->body);
+    if (!http_success(r->status)) co_return rest_error("list snapshots", r->status, r->body);
     boost::system::error_code ec;
     auto v = json::parse(r->body, ec);
     if (ec || !v.is_array())
@@ -84,7 +82,7 @@ asio::awaitable<result<bool>> client_impl::delete_snapshot(std::string snapshot_
     std::string target = "/templates/" + rest::encode_uri_component(snapshot_id);
     auto r = co_await api_call("DELETE", std::move(target), std::nullopt, false);
     if (!r) co_return r.error();
-    if (ok(r->status)) co_return true;
+    if (http_success(r->status)) co_return true;
     if (effective_rest_status(r->status, parse_rest_error_body(r->body)) == 404) co_return false;
     co_return rest_error("delete snapshot " + snapshot_id, r->status, r->body);
 }
@@ -101,7 +99,7 @@ asio::awaitable<result<std::vector<result<e2b::sandbox_handle>>>> client_impl::f
     auto r = co_await api_call("POST", std::move(target), std::move(text), false);
     if (!r) co_return r.error();
     std::string const op = "fork sandbox " + sandbox_id;
-    if (!ok(r->status)) co_return rest_error(op, r->status, r->body);
+    if (!http_success(r->status)) co_return rest_error(op, r->status, r->body);
     boost::system::error_code ec;
     auto v = json::parse(r->body, ec);
     if (ec || !v.is_array()) co_return error(errc::protocol_error, op + ": expected a JSON array", {op, r->status, {}});

@@ -18,8 +18,6 @@ namespace json = boost::json;
 namespace prism_e2b::wire {
 namespace {
 
-bool ok(int status) { return status >= 200 && status < 300; }
-
 error bad(std::string const& op, int status, std::string const& what)
 {
     return error(errc::protocol_error, op + ": " + what, {op, status, {}});
@@ -109,7 +107,7 @@ asio::awaitable<result<http_response>> client_impl::volume_call(std::string meth
     auto r = co_await origin_call(std::move(method), std::move(target), std::move(auth), std::move(body), content_type,
                                   idempotent);
     if (!r) co_return r.error();
-    if (!ok(r->status)) co_return rest_error(op, r->status, r->body);
+    if (!http_success(r->status)) co_return rest_error(op, r->status, r->body);
     co_return r;
 }
 
@@ -142,7 +140,7 @@ void client_impl::do_create_volume(std::string name, completion_handler<e2b::vol
             std::optional<std::string> body = json::serialize(json::object{{"name", name}});
             auto r = co_await self->api_call("POST", "/volumes", std::move(body), false);
             if (!r) co_return r.error();
-            if (!ok(r->status)) co_return rest_error("create volume " + name, r->status, r->body);
+            if (!http_success(r->status)) co_return rest_error("create volume " + name, r->status, r->body);
             boost::system::error_code ec;
             auto v = json::parse(r->body, ec);
             if (ec) co_return bad("create volume", r->status, "invalid JSON");
@@ -158,7 +156,7 @@ void client_impl::do_get_volume(std::string volume_id, completion_handler<e2b::v
         [](client_impl* self, std::string id) -> asio::awaitable<result<e2b::volume_info>> {
             auto r = co_await self->api_call("GET", volume_path(id), std::nullopt, true);
             if (!r) co_return r.error();
-            if (!ok(r->status)) co_return rest_error("get volume " + id, r->status, r->body);
+            if (!http_success(r->status)) co_return rest_error("get volume " + id, r->status, r->body);
             boost::system::error_code ec;
             auto v = json::parse(r->body, ec);
             if (ec) co_return bad("get volume", r->status, "invalid JSON");
@@ -174,7 +172,7 @@ void client_impl::do_list_volumes(completion_handler<std::vector<e2b::volume_inf
         [](client_impl* self) -> asio::awaitable<result<std::vector<e2b::volume_info>>> {
             auto r = co_await self->api_call("GET", "/volumes", std::nullopt, true);
             if (!r) co_return r.error();
-            if (!ok(r->status)) co_return rest_error("list volumes", r->status, r->body);
+            if (!http_success(r->status)) co_return rest_error("list volumes", r->status, r->body);
             boost::system::error_code ec;
             auto v = json::parse(r->body, ec);
             if (ec || !v.is_array()) co_return bad("list volumes", r->status, "expected a JSON array");
@@ -196,7 +194,7 @@ void client_impl::do_delete_volume(std::string volume_id, completion_handler<boo
         [](client_impl* self, std::string id) -> asio::awaitable<result<bool>> {
             auto r = co_await self->api_call("DELETE", volume_path(id), std::nullopt, false);
             if (!r) co_return r.error();
-            if (ok(r->status)) {
+            if (http_success(r->status)) {
                 secret_redactor::global().release("volume/" + id);
                 co_return true;
             }

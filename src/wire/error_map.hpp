@@ -10,6 +10,9 @@
 
 namespace prism_e2b::wire {
 
+/// A 2xx status: the call did what it asked.
+inline bool http_success(int status) noexcept { return status >= 200 && status < 300; }
+
 /// What a REST error body says: {"code":<int>,"message":"..."}; code 0 / empty
 /// message when absent or not JSON.
 struct rest_error_body {

@@ -1,5 +1,6 @@
 #include "wire/h2_connection.hpp"
 
+#include "protocol/ascii_lower.hpp"
 #include "protocol/h2_pump.hpp"
 #include "wire/body_decoder.hpp"
 #include "wire/transport_error.hpp"
@@ -250,13 +251,6 @@ bool connection_specific(std::string_view name)
            iequals(name, "transfer-encoding") || iequals(name, "upgrade") || iequals(name, "host");
 }
 
-std::string lower(std::string_view s)
-{
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 nghttp2_nv make_nv(std::string const& n, std::string const& v)
 {
     return {reinterpret_cast<std::uint8_t*>(const_cast<char*>(n.data())),
@@ -297,7 +291,7 @@ asio::awaitable<result<std::shared_ptr<h2_stream>>> h2_connection::open(origin c
     fields.emplace_back(":authority", o.host_header());
     fields.emplace_back(":path", o.base_path + req.target);
     for (auto const& [k, v] : req.headers)
-        if (!connection_specific(k)) fields.emplace_back(lower(k), v);
+        if (!connection_specific(k)) fields.emplace_back(protocol::ascii_lower(k), v);
     if (accept_gzip && !find_header(req.headers, "Accept-Encoding"))
         fields.emplace_back("accept-encoding", std::string(accepted_encodings));
     if (!req.body.empty() && !find_header(req.headers, "Content-Length"))

@@ -1,22 +1,13 @@
 #include "wire/origin.hpp"
 
-#include <algorithm>
-#include <cctype>
+#include "protocol/ascii_lower.hpp"
 
 namespace prism_e2b::wire {
 
-namespace {
-
-std::string lower(std::string_view s)
+std::string origin::key() const
 {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
+    return std::string(tls ? "https://" : "http://") + protocol::ascii_lower(host) + ":" + port;
 }
-
-}  // namespace
-
-std::string origin::key() const { return std::string(tls ? "https://" : "http://") + lower(host) + ":" + port; }
 
 std::string origin::host_header() const
 {

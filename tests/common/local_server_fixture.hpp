@@ -265,6 +265,13 @@ inline header_pairs envd_headers(sandbox_ref const& sb)
 {
     return {{"E2b-Sandbox-Id", sb.id}, {"X-Access-Token", sb.token}};
 }
+/// envd_headers for a unary Connect call (a JSON body).
+inline header_pairs rpc_headers(sandbox_ref const& sb)
+{
+    auto h = envd_headers(sb);
+    h.emplace_back("Content-Type", "application/json");
+    return h;
+}
 
 /// POST /sandboxes; throws unless 201.
 inline sandbox_ref create_sandbox(local_server_fixture const& f,

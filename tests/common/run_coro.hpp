@@ -18,6 +18,9 @@
 
 namespace prism_e2b::test {
 
+/// run_coro's timeout for a test that starts real sandboxes and processes.
+inline constexpr std::chrono::milliseconds long_test = std::chrono::seconds(120);
+
 /// Runs `make(executor)`'s awaitable on `ioc` (restarted first) driven by
 /// `threads` threads; fails the test (throws) when it has not finished within
 /// `timeout`. For tests whose objects need the executor before the coroutine

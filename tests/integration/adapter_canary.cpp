@@ -7,6 +7,7 @@
 #include <prism_e2b/process_sessions.hpp>
 #include <prism_e2b/redactor.hpp>
 
+#include "adapter_requests.hpp"
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
 
@@ -35,13 +36,6 @@ struct evidence {
     }
 };
 
-exec_request shell(std::string command)
-{
-    exec_request r;
-    r.command = std::move(command);
-    return r;
-}
-
 std::string access_token_of(local_server_fixture& f, std::string const& id)
 {
     raw_http c(f.port());
@@ -50,9 +44,6 @@ std::string access_token_of(local_server_fixture& f, std::string const& id)
     auto o = r.json().as_object();
     return std::string(o["envdAccessToken"].as_string());
 }
-
-// Named options: g++ 12 mis-destroys braced temporaries inside a co_await full-expression.
-pause_options const keep_memory{.keep_memory = true};
 
 }  // namespace
 

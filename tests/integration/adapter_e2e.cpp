@@ -5,6 +5,7 @@
 #include <prism_e2b/process_ref.hpp>
 #include <prism_e2b/process_sessions.hpp>
 
+#include "adapter_requests.hpp"
 #include "coro_helpers.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
@@ -40,13 +41,6 @@ e2b_connect_options connect_options(local_server_fixture& f, std::string id)
     return o;
 }
 
-exec_request shell(std::string command)
-{
-    exec_request r;
-    r.command = std::move(command);
-    return r;
-}
-
 template <class... A>
 process_request proc(std::string file, A... args)
 {
@@ -74,11 +68,7 @@ asio::awaitable<bool> process_gone(std::shared_ptr<e2b_sandbox> sb, std::string 
     co_return co_await async_eventually(gone, std::chrono::seconds(30));
 }
 
-constexpr auto long_test = std::chrono::seconds(120);
-
 // Named options: g++ 12 mis-destroys braced temporaries inside a co_await full-expression.
-pause_options const keep_memory{.keep_memory = true};
-pause_options const filesystem_only{.keep_memory = false};
 stop_options const default_stop{};
 close_options const default_close{};
 close_options const with_snapshot{.export_snapshot = true};

@@ -23,8 +23,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-constexpr auto long_test = std::chrono::seconds(120);
-
 // Requests are built by plain functions: g++ 12 double-destroys braced
 // temporaries (initializer lists included) inside a coroutine.
 e2b_sandbox_options with_tmp_root(local_server_fixture& f)

@@ -8,6 +8,7 @@
 #include "client_thread.hpp"
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
+#include "sandbox_options.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -34,17 +35,6 @@ namespace {
 constexpr auto test_deadline = std::chrono::seconds(60);
 /// Longer than test_deadline: a request delayed this long can only end by cancellation.
 constexpr auto forever = std::chrono::seconds(600);
-
-std::shared_ptr<e2b::client> client_for(local_server_fixture const& srv, asio::any_io_executor ex)
-{
-    e2b::client_options o;
-    o.api_key = srv.api_key();
-    o.api_url = srv.api_url();
-    o.sandbox_url = srv.sandbox_url();
-    auto c = e2b::make_client(std::move(ex), o);
-    BOOST_TEST_REQUIRE(c.has_value(), (c ? "" : c.error().to_string()));
-    return *c;
-}
 
 template <class T>
 T ready(std::future<T>& f)

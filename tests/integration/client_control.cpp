@@ -7,6 +7,7 @@
 
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
+#include "sandbox_options.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -17,17 +18,6 @@ using namespace prism_e2b::test;
 namespace asio = boost::asio;
 
 namespace {
-
-std::shared_ptr<e2b::client> client_for(local_server_fixture const& srv, asio::any_io_executor ex)
-{
-    e2b::client_options o;
-    o.api_key = srv.api_key();
-    o.api_url = srv.api_url();
-    o.sandbox_url = srv.sandbox_url();
-    auto c = e2b::make_client(ex, o);
-    BOOST_REQUIRE(c);
-    return *c;
-}
 
 asio::awaitable<e2b::sandbox_handle> new_sandbox(e2b::client& c, e2b::metadata_map metadata = {},
                                                  std::string template_id = "base")

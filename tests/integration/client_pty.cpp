@@ -6,6 +6,7 @@
 #include "fake_e2b_client.hpp"
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
+#include "sandbox_options.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
@@ -17,20 +18,11 @@ namespace asio = boost::asio;
 
 namespace {
 
-result<std::shared_ptr<e2b::client>> client_for(local_server_fixture const& srv, asio::any_io_executor ex)
-{
-    e2b::client_options o;
-    o.api_key = srv.api_key();
-    o.api_url = srv.api_url();
-    o.sandbox_url = srv.sandbox_url();
-    return e2b::make_client(ex, o);
-}
-
 /// A client of `srv` and a new sandbox on it.
-asio::awaitable<std::pair<std::shared_ptr<e2b::client>, e2b::sandbox_handle>> new_sandbox(
+asio::awaitable<std::pair<std::shared_ptr<e2b::client>, e2b::sandbox_handle>> new_pty_sandbox(
     local_server_fixture const& srv, asio::any_io_executor ex)
 {
-    auto c = client_for(srv, ex);
+    auto c = e2b::make_client(ex, client_options_for(srv));
     BOOST_REQUIRE(c);
     e2b::create_sandbox_params cp;
     auto h = co_await (*c)->async_create_sandbox(cp);
@@ -39,8 +31,8 @@ asio::awaitable<std::pair<std::shared_ptr<e2b::client>, e2b::sandbox_handle>> ne
 }
 
 /// Reads pty output until it contains `text`; false when the stream ended first.
-asio::awaitable<bool> read_until(e2b::process_event_stream& s, std::string const& text, std::string& seen,
-                                 std::optional<e2b::end_event>* end = nullptr)
+asio::awaitable<bool> read_pty_until(e2b::process_event_stream& s, std::string const& text, std::string& seen,
+                                     std::optional<e2b::end_event>* end = nullptr)
 {
     for (;;) {
         if (seen.find(text) != std::string::npos) co_return true;
@@ -63,7 +55,7 @@ BOOST_AUTO_TEST_CASE(start_input_resize_connect_kill)
 {
     local_server_fixture srv;
     run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
-        auto [c, h] = co_await new_sandbox(srv, ex);
+        auto [c, h] = co_await new_pty_sandbox(srv, ex);
         auto const target = e2b::envd_target::from(h);
 
         e2b::pty_start_params p;
@@ -80,15 +72,15 @@ BOOST_AUTO_TEST_CASE(start_input_resize_connect_kill)
         sel.pid = st->pid;
 
         std::string seen;
-        BOOST_TEST(co_await read_until(**s, "20 50", seen), seen);  // rows cols, as Start asked
+        BOOST_TEST(co_await read_pty_until(**s, "20 50", seen), seen);  // rows cols, as Start asked
         // Resize before the line: the second stty answers the new size.
         e2b::pty_size const bigger{120, 40};
         auto rs = co_await c->async_resize_pty(target, sel, bigger);
         BOOST_TEST(rs.has_value(), (rs ? "" : rs.error().to_string()));
         auto in = co_await c->async_send_pty_input(target, sel, std::string("abc\r"));
         BOOST_TEST(in.has_value(), (in ? "" : in.error().to_string()));
-        BOOST_TEST(co_await read_until(**s, "got-abc", seen), seen);
-        BOOST_TEST(co_await read_until(**s, "40 120", seen), seen);
+        BOOST_TEST(co_await read_pty_until(**s, "got-abc", seen), seen);
+        BOOST_TEST(co_await read_pty_until(**s, "40 120", seen), seen);
 
         // Re-attach by tag while the first stream is still open, then kill.
         e2b::process_selector by_tag;
@@ -99,7 +91,7 @@ BOOST_AUTO_TEST_CASE(start_input_resize_connect_kill)
         BOOST_TEST(k.has_value());
         std::optional<e2b::end_event> end;
         std::string rest;
-        BOOST_TEST(!co_await read_until(**again, "never", rest, &end));
+        BOOST_TEST(!co_await read_pty_until(**again, "never", rest, &end));
         BOOST_REQUIRE(end);
         BOOST_TEST(!end->exited);  // killed, not exited
         auto gone = co_await c->async_kill_pty(target, sel);
@@ -112,7 +104,7 @@ BOOST_AUTO_TEST_CASE(bad_sizes_are_refused_before_any_request)
 {
     local_server_fixture srv;
     run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
-        auto [c, h] = co_await new_sandbox(srv, ex);
+        auto [c, h] = co_await new_pty_sandbox(srv, ex);
         auto const target = e2b::envd_target::from(h);
         for (auto size : {e2b::pty_size{0, 24}, e2b::pty_size{80, 0}, e2b::pty_size{1001, 24}}) {
             e2b::pty_start_params p;
@@ -133,14 +125,13 @@ BOOST_AUTO_TEST_CASE(any_completion_token_and_other_clients)
     local_server_fixture srv;
     asio::io_context ioc;
     auto c = client_for(srv, ioc.get_executor());
-    BOOST_REQUIRE(c);
     // A plain callback: completes on the io_context with the error of an unknown pid.
     e2b::envd_target t;
     t.sandbox_id = "nosuchsandbox";
     std::optional<result<void>> got;
     e2b::process_selector sel;
     sel.pid = 4242;
-    (*c)->async_resize_pty(t, sel, e2b::pty_size{80, 24}, [&](result<void> r) { got = std::move(r); });
+    c->async_resize_pty(t, sel, e2b::pty_size{80, 24}, [&](result<void> r) { got = std::move(r); });
     BOOST_TEST(!got.has_value());  // never inside the initiating call
     ioc.run();
     BOOST_REQUIRE(got.has_value());

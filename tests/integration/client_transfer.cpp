@@ -7,6 +7,7 @@
 #include "fake_e2b_client.hpp"
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
+#include "sandbox_options.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
@@ -20,20 +21,17 @@ namespace asio = boost::asio;
 
 namespace {
 
-result<std::shared_ptr<e2b::client>> client_for(local_server_fixture const& srv, asio::any_io_executor ex)
+result<std::shared_ptr<e2b::client>> transfer_client(local_server_fixture const& srv, asio::any_io_executor ex)
 {
-    e2b::client_options o;
-    o.api_key = srv.api_key();
-    o.api_url = srv.api_url();
-    o.sandbox_url = srv.sandbox_url();
+    auto o = client_options_for(srv);
     o.domain = "sandboxes.test";
     return e2b::make_client(ex, o);
 }
 
-asio::awaitable<std::pair<std::shared_ptr<e2b::client>, e2b::sandbox_handle>> new_sandbox(
+asio::awaitable<std::pair<std::shared_ptr<e2b::client>, e2b::sandbox_handle>> new_transfer_sandbox(
     local_server_fixture const& srv, asio::any_io_executor ex)
 {
-    auto c = client_for(srv, ex);
+    auto c = transfer_client(srv, ex);
     BOOST_REQUIRE(c);
     e2b::create_sandbox_params cp;
     auto h = co_await (*c)->async_create_sandbox(cp);
@@ -80,7 +78,7 @@ BOOST_AUTO_TEST_CASE(large_file_round_trip_holds_one_chunk_at_a_time)
     local_server_fixture srv([](local::server_options& o) { o.max_file_bytes = 80u << 20; });
     run_coro(
         [&](asio::any_io_executor ex) -> asio::awaitable<void> {
-            auto [c, h] = co_await new_sandbox(srv, ex);
+            auto [c, h] = co_await new_transfer_sandbox(srv, ex);
             auto const target = e2b::envd_target::from(h);
             std::uint64_t const size = 64u << 20;
             std::size_t const chunk = 16u << 10;
@@ -134,7 +132,7 @@ BOOST_AUTO_TEST_CASE(stream_errors_are_typed)
 {
     local_server_fixture srv;
     run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
-        auto [c, h] = co_await new_sandbox(srv, ex);
+        auto [c, h] = co_await new_transfer_sandbox(srv, ex);
         auto const target = e2b::envd_target::from(h);
         e2b::chunk_sink sink = [](std::string_view) -> result<void> { return {}; };
         e2b::transfer_options defaults;
@@ -169,7 +167,7 @@ BOOST_AUTO_TEST_CASE(write_file_reports_the_real_size)
 {
     local_server_fixture srv;
     run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
-        auto [c, h] = co_await new_sandbox(srv, ex);
+        auto [c, h] = co_await new_transfer_sandbox(srv, ex);
         auto w = co_await c->async_write_file(e2b::envd_target::from(h), "/home/user/s.txt", std::string(12345, 'x'));
         BOOST_REQUIRE(w);
         BOOST_TEST(w->size == 12345);
@@ -181,7 +179,7 @@ BOOST_AUTO_TEST_CASE(batch_write_and_exists)
 {
     local_server_fixture srv;
     run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
-        auto [c, h] = co_await new_sandbox(srv, ex);
+        auto [c, h] = co_await new_transfer_sandbox(srv, ex);
         auto const target = e2b::envd_target::from(h);
         std::vector<e2b::file_write> files{{"/home/user/one.txt", "1"},
                                            {"/home/user/dir/two.txt", std::string(70000, '2')},
@@ -220,7 +218,7 @@ BOOST_AUTO_TEST_CASE(signed_urls_are_accepted_by_the_server_without_the_token)
 {
     local_server_fixture srv;
     run_coro([&](asio::any_io_executor ex) -> asio::awaitable<void> {
-        auto [c, h] = co_await new_sandbox(srv, ex);
+        auto [c, h] = co_await new_transfer_sandbox(srv, ex);
         auto const target = e2b::envd_target::from(h);
         BOOST_REQUIRE(target.access_token);
         auto w = co_await c->async_write_file(target, "/home/user/dl.txt", std::string("signed content"));
@@ -274,7 +272,7 @@ BOOST_AUTO_TEST_CASE(get_host_is_built_as_the_sdk_builds_it)
 {
     local_server_fixture srv;
     asio::io_context ioc;
-    auto c = client_for(srv, ioc.get_executor());
+    auto c = transfer_client(srv, ioc.get_executor());
     BOOST_REQUIRE(c);
     e2b::envd_target t;
     t.sandbox_id = "abc123";

@@ -13,13 +13,6 @@ namespace json = boost::json;
 
 namespace {
 
-header_pairs rpc_headers(sandbox_ref const& sb)
-{
-    auto h = envd_headers(sb);
-    h.emplace_back("Content-Type", "application/json");
-    return h;
-}
-
 std::string code_of(http_reply const& r)
 {
     auto v = r.json().as_object();

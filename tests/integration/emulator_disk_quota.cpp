@@ -31,10 +31,10 @@ bool can_loop_mount()
 }
 
 /// A state dir of the test's own, so it can look at the sandboxes' files from the host.
-struct state_dir {
+struct quota_state_dir {
     fs::path path = fs::temp_directory_path() / ("prism-e2b-disk-" + random_token(6));
-    state_dir() { fs::create_directories(path); }
-    ~state_dir()
+    quota_state_dir() { fs::create_directories(path); }
+    ~quota_state_dir()
     {
         std::error_code ec;
         fs::remove_all(path, ec);
@@ -42,7 +42,7 @@ struct state_dir {
     fs::path sandbox_dir(sandbox_ref const& sb) const { return path / "sandboxes" / sb.id; }
 };
 
-std::unique_ptr<local_server_fixture> quota_server(state_dir const& dir, std::string const& engine = "namespaces")
+std::unique_ptr<local_server_fixture> quota_server(quota_state_dir const& dir, std::string const& engine = "namespaces")
 {
     return std::make_unique<local_server_fixture>([&](prism_e2b::local::server_options& o) {
         o.engine = engine;
@@ -79,7 +79,7 @@ BOOST_AUTO_TEST_SUITE(test_emulator_disk_quota)
 BOOST_AUTO_TEST_CASE(writing_past_the_quota_fails_in_that_sandbox_only)
 {
     if (!can_loop_mount()) return;
-    state_dir dir;
+    quota_state_dir dir;
     auto f = quota_server(dir);
     auto a = create_sandbox(*f);
     auto b = create_sandbox(*f);
@@ -110,7 +110,7 @@ BOOST_AUTO_TEST_CASE(writing_past_the_quota_fails_in_that_sandbox_only)
 BOOST_AUTO_TEST_CASE(df_inside_reports_the_info_disk_size)
 {
     if (!can_loop_mount()) return;
-    state_dir dir;
+    quota_state_dir dir;
     auto f = quota_server(dir);
     auto a = create_sandbox(*f);
     BOOST_TEST(sandbox_info(*f, a)["diskSizeMB"].to_number<std::int64_t>() == quota_mb);
@@ -134,7 +134,7 @@ BOOST_AUTO_TEST_CASE(df_inside_reports_the_info_disk_size)
 BOOST_AUTO_TEST_CASE(files_survive_a_filesystem_pause_and_resume)
 {
     if (!can_loop_mount()) return;
-    state_dir dir;
+    quota_state_dir dir;
     auto f = quota_server(dir);
     auto a = create_sandbox(*f);
     BOOST_REQUIRE(exit_code(run_command(*f, a, "echo kept > /workspace/k && echo root > /root/r", as_root())) == 0);
@@ -151,7 +151,7 @@ BOOST_AUTO_TEST_CASE(files_survive_a_filesystem_pause_and_resume)
 BOOST_AUTO_TEST_CASE(kill_leaves_no_image_loop_device_or_mount)
 {
     if (!can_loop_mount()) return;
-    state_dir dir;
+    quota_state_dir dir;
     auto f = quota_server(dir);
     auto a = create_sandbox(*f);
     auto const sdir = dir.sandbox_dir(a);
@@ -169,7 +169,7 @@ BOOST_AUTO_TEST_CASE(kill_leaves_no_image_loop_device_or_mount)
 BOOST_AUTO_TEST_CASE(a_stop_right_after_a_kill_leaves_no_mount)
 {
     if (!can_loop_mount()) return;
-    state_dir dir;
+    quota_state_dir dir;
     auto f = quota_server(dir);
     auto a = create_sandbox(*f);
     auto b = create_sandbox(*f);
@@ -191,7 +191,7 @@ BOOST_AUTO_TEST_CASE(a_stop_right_after_a_kill_leaves_no_mount)
 BOOST_AUTO_TEST_CASE(the_other_engines_get_the_quota_too)
 {
     if (!can_loop_mount()) return;
-    state_dir dir;
+    quota_state_dir dir;
     auto f = quota_server(dir, "mount-namespace");
     auto a = create_sandbox(*f);
     BOOST_TEST(sandbox_info(*f, a)["diskSizeMB"].to_number<std::int64_t>() == quota_mb);

@@ -5,6 +5,7 @@
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "raw_tcp.hpp"
+#include "sandbox_calls.hpp"
 #include "temp_dir.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -26,8 +27,8 @@ namespace fs = std::filesystem;
 namespace {
 
 /// A state dir the test owns, so it can look at (and unstick) the sandboxes' files on the host.
-struct temp_state_dir : temp_dir {
-    temp_state_dir() : temp_dir("prism-e2b-filetypes-") {}
+struct file_types_state_dir : temp_dir {
+    file_types_state_dir() : temp_dir("prism-e2b-filetypes-") {}
     fs::path root_of(sandbox_ref const& sb) const { return path / "sandboxes" / sb.id / "root"; }
 };
 
@@ -44,20 +45,11 @@ struct fifo_unsticker {
     }
 };
 
-header_pairs rpc_headers(sandbox_ref const& sb)
-{
-    auto h = envd_headers(sb);
-    h.emplace_back("Content-Type", "application/json");
-    return h;
-}
-
 header_pairs with(header_pairs h, std::string name, std::string value)
 {
     h.emplace_back(std::move(name), std::move(value));
     return h;
 }
-
-header_pairs const as_root = {{"Authorization", "Basic cm9vdDo="}};  // base64("root:")
 
 /// One request on its own connection (Connection: close), answered within `within`
 /// or not at all: a server stuck on the file must fail the test, not hang it.
@@ -119,7 +111,7 @@ BOOST_AUTO_TEST_SUITE(test_emulator_file_types)
 
 BOOST_AUTO_TEST_CASE(files_refuses_fifos_sockets_and_devices_and_keeps_serving)
 {
-    temp_state_dir dir;
+    file_types_state_dir dir;
     local_server_fixture f([&](prism_e2b::local::server_options& o) { o.state_dir = dir.path.string(); });
     auto sb = create_sandbox(f);
     auto other = create_sandbox(f);
@@ -128,7 +120,7 @@ BOOST_AUTO_TEST_CASE(files_refuses_fifos_sockets_and_devices_and_keeps_serving)
                             "mkfifo /workspace/f /workspace/g && "
                             "perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die; "
                             "bind($s, pack_sockaddr_un(\"/workspace/s\")) or die' && echo made",
-                            as_root);
+                            as_root());
     BOOST_TEST_REQUIRE(made.stdout_text == "made\n", made.stderr_text);
     // A device node: root in a sandbox may not make one (user namespace), so the
     // host puts /dev/zero's twin into the sandbox's tree.
@@ -195,7 +187,7 @@ BOOST_AUTO_TEST_CASE(remove_deletes_a_tree_deeper_than_the_descriptor_limit)
 {
     fd_limit limit(test_fd_limit);
     BOOST_TEST_REQUIRE(static_cast<rlim_t>(deep_levels) > 2 * fd_limit::current());
-    temp_state_dir dir;
+    file_types_state_dir dir;
     local_server_fixture f([&](prism_e2b::local::server_options& o) { o.state_dir = dir.path.string(); });
     auto sb = create_sandbox(f);
     auto made = run_command(f, sb, make_deep_tree("/workspace") + " && mkdir -p /workspace/keep");
@@ -213,7 +205,7 @@ BOOST_AUTO_TEST_CASE(kill_and_stop_leave_no_deep_tree_on_disk)
 {
     fd_limit limit(test_fd_limit);
     BOOST_TEST_REQUIRE(static_cast<rlim_t>(deep_levels) > 2 * fd_limit::current());
-    temp_state_dir dir;
+    file_types_state_dir dir;
     fs::path killed_dir, stopped_dir;
     {
         local_server_fixture f([&](prism_e2b::local::server_options& o) { o.state_dir = dir.path.string(); });

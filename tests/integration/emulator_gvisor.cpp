@@ -36,9 +36,9 @@ namespace utf = boost::unit_test;
 namespace {
 
 /// A fresh state dir the test can look into.
-struct state_dir {
+struct gvisor_state_dir {
     fs::path path = fs::temp_directory_path() / ("prism-e2b-gvisor-" + random_token(6));
-    ~state_dir()
+    ~gvisor_state_dir()
     {
         std::error_code ec;
         fs::remove_all(path, ec);
@@ -59,7 +59,7 @@ boost::test_tools::assertion_result gvisor_runs(utf::test_unit_id)
 {
     static std::optional<std::string> const why_not = []() -> std::optional<std::string> {
         if (::geteuid() != 0) return "the gvisor engine needs root";
-        state_dir dir;
+        gvisor_state_dir dir;
         try {
             gvisor_server(dir.path);
         } catch (std::exception const& e) {
@@ -72,13 +72,13 @@ boost::test_tools::assertion_result gvisor_runs(utf::test_unit_id)
     return r;
 }
 
-json::object info(local_server_fixture& f, sandbox_ref const& sb)
+json::object gvisor_info(local_server_fixture& f, sandbox_ref const& sb)
 {
     raw_http c(f.port());
     return c.request("GET", "/sandboxes/" + sb.id, {}, api_headers(f)).json().as_object();
 }
 
-/// A reply's status, printed with its body: a failed `BOOST_TEST(post(...) == 204)` says why.
+/// A reply's status, printed with its body: a failed `BOOST_TEST(gvisor_post(...) == 204)` says why.
 struct status_and_body {
     int status = 0;
     std::string body;
@@ -89,7 +89,7 @@ struct status_and_body {
     }
 };
 
-status_and_body post(std::uint16_t port, header_pairs const& api, std::string const& path, std::string body)
+status_and_body gvisor_post(std::uint16_t port, header_pairs const& api, std::string const& path, std::string body)
 {
     raw_http c(port);
     auto r = c.request("POST", path, std::move(body), api);
@@ -175,11 +175,11 @@ BOOST_AUTO_TEST_SUITE(test_emulator_gvisor, *utf::precondition(gvisor_runs))
 
 BOOST_AUTO_TEST_CASE(exec_and_files_run_inside_gvisor)
 {
-    state_dir dir;
+    gvisor_state_dir dir;
     auto f = gvisor_server(dir.path);
     BOOST_TEST(f->server().isolation() == "gvisor");
     auto sb = create_sandbox(*f);
-    auto const i = info(*f, sb);
+    auto const i = gvisor_info(*f, sb);
     BOOST_TEST(std::string(i.at("isolation").as_string()) == "gvisor");
     BOOST_TEST(std::string(i.at("envd").as_string()) == "in-sandbox");
     BOOST_TEST(i.at("allowInternetAccess").as_bool() == false);
@@ -206,7 +206,7 @@ BOOST_AUTO_TEST_CASE(exec_and_files_run_inside_gvisor)
 
 BOOST_AUTO_TEST_CASE(each_isolation_claim_holds)
 {
-    state_dir dir;
+    gvisor_state_dir dir;
     auto f = gvisor_server(dir.path);
     auto const caps = f->server().capabilities(true);
     BOOST_TEST(caps.filesystem_isolated);
@@ -272,7 +272,7 @@ BOOST_AUTO_TEST_CASE(each_isolation_claim_holds)
 BOOST_AUTO_TEST_CASE(the_agent_connections_the_sentry_holds_are_seen)
 {
     namespace detail = prism_e2b::local::detail;
-    state_dir dir;
+    gvisor_state_dir dir;
     auto f = gvisor_server(dir.path);
     auto sb = create_sandbox(*f);
     detail::runsc_config const rc{detail::find_runsc(), dir.path / "runsc"};
@@ -306,7 +306,7 @@ BOOST_AUTO_TEST_CASE(the_agent_connections_the_sentry_holds_are_seen)
 BOOST_AUTO_TEST_CASE(a_command_inherits_no_connection_of_the_agent)
 {
     namespace detail = prism_e2b::local::detail;
-    state_dir dir;
+    gvisor_state_dir dir;
     auto f = gvisor_server(dir.path);
     auto sb = create_sandbox(*f);
     auto const socket = detail::gvisor_agent_socket(dir.path / "sandboxes" / sb.id);
@@ -338,7 +338,7 @@ BOOST_AUTO_TEST_CASE(a_command_inherits_no_connection_of_the_agent)
 BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_continues,
                      *utf::precondition(checkpoints_run))
 {
-    state_dir dir;
+    gvisor_state_dir dir;
     auto f = gvisor_server(dir.path);
     auto const api = api_headers(*f);
     auto sb = create_sandbox(*f);
@@ -348,9 +348,9 @@ BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_contin
     // The overlays of its writable system are unmounted with the container and mounted again for the restore.
     BOOST_REQUIRE(exit_code(run_command(*f, sb, "echo before > /usr/local/m", as_root())) == 0);
 
-    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
     auto const at_pause = count_on_host(dir.path, sb);
-    auto const i = info(*f, sb);
+    auto const i = gvisor_info(*f, sb);
     BOOST_TEST(std::string(i.at("state").as_string()) == "paused");
     BOOST_TEST(std::string(i.at("pauseKind").as_string()) == "checkpoint");
     // The memory is on disk, not in RAM: an image file, and no process of the sandbox left on the host.
@@ -362,7 +362,7 @@ BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_contin
     BOOST_TEST(host_file("/proc/self/mountinfo").find((dir.path / "sandboxes" / sb.id / "system").string()) ==
                std::string::npos);
 
-    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
     // The same process counts on from where it stopped (not from 1: no reboot).
     BOOST_TEST(eventually([&] { return count_on_host(dir.path, sb) > at_pause; }));
     BOOST_TEST(count_on_host(dir.path, sb) >= at_pause);
@@ -370,25 +370,26 @@ BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_contin
     BOOST_TEST(run_command(*f, sb, "cat /proc/sys/kernel/random/boot_id").stdout_text == boot);
     BOOST_TEST(run_command(*f, sb, "cat /usr/local/m").stdout_text == "before\n");
     BOOST_TEST(!fs::exists(image));  // consumed by the restore
-    BOOST_TEST(std::string(info(*f, sb).at("state").as_string()) == "running");
+    BOOST_TEST(std::string(gvisor_info(*f, sb).at("state").as_string()) == "running");
 }
 
 BOOST_AUTO_TEST_CASE(a_snapshot_holds_the_memory_and_sandboxes_made_from_it_go_on_from_there,
                      *utf::precondition(checkpoints_run))
 {
-    state_dir dir;
+    gvisor_state_dir dir;
     auto f = gvisor_server(dir.path);
     auto const api = api_headers(*f);
     auto src = create_sandbox(*f);
     auto const pid = start_counter(*f, dir.path, src);
 
     // Of a running sandbox: checkpointed, copied, and it runs on.
-    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + src.id + "/snapshots", R"({"name":"counting"})") == 201);
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + src.id + "/snapshots", R"({"name":"counting"})") ==
+                       201);
     auto const snap = only_snapshot_dir(dir.path);
     BOOST_TEST(fs::is_regular_file(snap / "memory/checkpoint.img"));
     auto const at_snapshot = number_in(host_file(snap / "root/tmp/count"));
     BOOST_TEST(at_snapshot >= 3);
-    BOOST_TEST(std::string(info(*f, src).at("state").as_string()) == "running");
+    BOOST_TEST(std::string(gvisor_info(*f, src).at("state").as_string()) == "running");
     BOOST_TEST(eventually([&] { return count_on_host(dir.path, src) > at_snapshot; }));
     BOOST_TEST(run_command(*f, src, "cat /tmp/counter.pid").stdout_text == pid);
 
@@ -410,28 +411,29 @@ BOOST_AUTO_TEST_CASE(a_snapshot_holds_the_memory_and_sandboxes_made_from_it_go_o
     BOOST_TEST(eventually([&] { return count_on_host(dir.path, made) > after_kill; }));
 
     // Of a sandbox paused with memory: its image is copied, it stays paused, and one made from it goes on.
-    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + made.id + "/pause", R"({"memory":true})") == 204);
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + made.id + "/pause", R"({"memory":true})") == 204);
     auto const at_pause = count_on_host(dir.path, made);
-    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + made.id + "/snapshots", R"({"name":"counting"})") == 201);
-    BOOST_TEST(std::string(info(*f, made).at("state").as_string()) == "paused");
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + made.id + "/snapshots", R"({"name":"counting"})") ==
+                       201);
+    BOOST_TEST(std::string(gvisor_info(*f, made).at("state").as_string()) == "paused");
     BOOST_TEST(fs::is_regular_file(dir.path / "sandboxes" / made.id / "memory/checkpoint.img"));
     auto again = create_sandbox(*f, R"({"templateID":"counting:default","timeout":300})");
     BOOST_TEST(eventually([&] { return count_on_host(dir.path, again) > at_pause; }));
     BOOST_TEST(count_on_host(dir.path, made) == at_pause);  // the paused one stays still
-    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + made.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + made.id + "/resume", R"({"timeout":300})") == 201);
     BOOST_TEST(eventually([&] { return count_on_host(dir.path, made) > at_pause; }));
 }
 
 BOOST_AUTO_TEST_CASE(a_snapshot_whose_memory_image_is_damaged_gives_sandboxes_that_boot_from_its_files,
                      *utf::precondition(checkpoints_run))
 {
-    state_dir dir;
+    gvisor_state_dir dir;
     auto f = gvisor_server(dir.path);
     auto src = create_sandbox(*f);
     BOOST_REQUIRE(run_command(*f, src, std::string("echo kept > /workspace/k; ") + counter_script).end.has_value());
     BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, src) >= 1; }));
     BOOST_TEST_REQUIRE(
-        post(f->port(), api_headers(*f), "/sandboxes/" + src.id + "/snapshots", R"({"name":"damaged"})") == 201);
+        gvisor_post(f->port(), api_headers(*f), "/sandboxes/" + src.id + "/snapshots", R"({"name":"damaged"})") == 201);
     auto const image = only_snapshot_dir(dir.path) / "memory/checkpoint.img";
     BOOST_REQUIRE(fs::is_regular_file(image));
     {
@@ -448,7 +450,7 @@ BOOST_AUTO_TEST_CASE(a_snapshot_whose_memory_image_is_damaged_gives_sandboxes_th
 
 BOOST_AUTO_TEST_CASE(filesystem_pause_reboots_with_the_files_kept)
 {
-    state_dir dir;
+    gvisor_state_dir dir;
     auto f = gvisor_server(dir.path);
     auto const api = api_headers(*f);
     auto sb = create_sandbox(*f);
@@ -456,10 +458,10 @@ BOOST_AUTO_TEST_CASE(filesystem_pause_reboots_with_the_files_kept)
     BOOST_REQUIRE(run_command(*f, sb, std::string("echo kept > /workspace/k; ") + counter_script).end.has_value());
     BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, sb) >= 1; }));
 
-    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":false})") == 204);
-    BOOST_TEST(std::string(info(*f, sb).at("pauseKind").as_string()) == "filesystem");
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":false})") == 204);
+    BOOST_TEST(std::string(gvisor_info(*f, sb).at("pauseKind").as_string()) == "filesystem");
     BOOST_TEST(processes_in_cgroup(sb.id) == 0u);
-    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
     auto r = run_command(*f, sb,
                          "cat /workspace/k; cat /proc/sys/kernel/random/boot_id; "
                          "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done");
@@ -470,7 +472,7 @@ BOOST_AUTO_TEST_CASE(filesystem_pause_reboots_with_the_files_kept)
 
 BOOST_AUTO_TEST_CASE(a_unix_socket_runsc_cannot_save_refuses_the_memory_pause_and_loses_nothing)
 {
-    state_dir dir;
+    gvisor_state_dir dir;
     auto f = gvisor_server(dir.path);
     auto const api = api_headers(*f);
     auto sb = create_sandbox(*f);
@@ -486,15 +488,15 @@ BOOST_AUTO_TEST_CASE(a_unix_socket_runsc_cannot_save_refuses_the_memory_pause_an
     BOOST_TEST(refused.status == 409);
     BOOST_TEST(refused.body.find("/tmp/app.sock") != std::string::npos);
     // Still running, its envd answering; a pause without memory works.
-    BOOST_TEST(std::string(info(*f, sb).at("state").as_string()) == "running");
+    BOOST_TEST(std::string(gvisor_info(*f, sb).at("state").as_string()) == "running");
     BOOST_TEST(run_command(*f, sb, "echo alive").stdout_text == "alive\n");
     // A snapshot of it holds the files only, and it runs on.
-    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + sb.id + "/snapshots", "{}") == 201);
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/snapshots", "{}") == 201);
     auto const snap = only_snapshot_dir(dir.path);
     BOOST_TEST(fs::exists(snap / "root/tmp/ready"));
     BOOST_TEST(!fs::exists(snap / "memory"));
     BOOST_TEST(run_command(*f, sb, "echo alive").stdout_text == "alive\n");
-    BOOST_TEST(post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":false})") == 204);
+    BOOST_TEST(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":false})") == 204);
 }
 
 // As the namespaces engine's, but without sudo: gVisor does not honour set-user-ID bits (google/gvisor#5299;
@@ -512,7 +514,7 @@ BOOST_AUTO_TEST_CASE(each_sandbox_has_a_writable_system_of_its_own)
         std::string p;
         ~cleanup() { ::unlink(p.c_str()); }
     } rm{host_only};
-    state_dir dir;
+    gvisor_state_dir dir;
     auto f = gvisor_server(dir.path);
     auto const api = api_headers(*f);
     auto a = create_sandbox(*f);
@@ -543,8 +545,8 @@ BOOST_AUTO_TEST_CASE(each_sandbox_has_a_writable_system_of_its_own)
     // No sudo: a set-user-ID program does not raise "user"'s privileges here (the README says so).
     BOOST_TEST(run_command(*f, a, "sudo -n id -u 2>/dev/null; echo $?").stdout_text != "0\n0\n");
     // Kept with its files through a pause that reboots it, and into a fork.
-    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + a.id + "/pause", R"({"memory":false})") == 204);
-    BOOST_TEST_REQUIRE(post(f->port(), api, "/sandboxes/" + a.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + a.id + "/pause", R"({"memory":false})") == 204);
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + a.id + "/resume", R"({"timeout":300})") == 201);
     BOOST_TEST(run_command(*f, a, mine).stdout_text == "tool\nconf\nmine\n");
     raw_http c(f->port());
     std::vector<std::string> ids = {a.id, b.id};
@@ -564,7 +566,7 @@ BOOST_AUTO_TEST_CASE(each_sandbox_has_a_writable_system_of_its_own)
 
 BOOST_AUTO_TEST_CASE(kill_leaves_nothing_behind)
 {
-    state_dir dir;
+    gvisor_state_dir dir;
     auto f = gvisor_server(dir.path);
     auto sb = create_sandbox(*f);
     BOOST_REQUIRE(run_command(*f, sb, counter_script).end.has_value());
@@ -582,7 +584,7 @@ BOOST_AUTO_TEST_CASE(kill_leaves_nothing_behind)
 #ifdef PRISM_E2B_HAVE_LOCAL_BINARY
 BOOST_AUTO_TEST_CASE(a_memory_paused_sandbox_survives_kill_9_of_the_server, *utf::precondition(checkpoints_run))
 {
-    state_dir dir;
+    gvisor_state_dir dir;
     std::string const key = "e2b_" + random_token();
     header_pairs const api = {{"X-API-KEY", key}};
     std::vector<std::string> const engine = {"--engine", "gvisor"};
@@ -605,7 +607,7 @@ BOOST_AUTO_TEST_CASE(a_memory_paused_sandbox_survives_kill_9_of_the_server, *utf
         for (auto const* sb : {&paused, &running})
             BOOST_REQUIRE(exit_code(run_command(first.port(), *sb, "echo kept > /usr/local/kept", as_root())) == 0);
         BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, paused) >= 3; }));
-        BOOST_TEST_REQUIRE(post(first.port(), api, "/sandboxes/" + paused.id + "/pause", "{}") == 204);
+        BOOST_TEST_REQUIRE(gvisor_post(first.port(), api, "/sandboxes/" + paused.id + "/pause", "{}") == 204);
         at_pause = count_on_host(dir.path, paused);
         int const st = first.signal_and_wait(SIGKILL);
         BOOST_TEST(WIFSIGNALED(st));
@@ -621,7 +623,8 @@ BOOST_AUTO_TEST_CASE(a_memory_paused_sandbox_survives_kill_9_of_the_server, *utf
     BOOST_TEST(std::string(ip["pauseKind"].as_string()) == "checkpoint");
     auto ir = c.request("GET", "/sandboxes/" + running.id, {}, api).json().as_object();
     BOOST_TEST(std::string(ir["state"].as_string()) == "running");
-    BOOST_TEST_REQUIRE(post(second.port(), api, "/sandboxes/" + paused.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST_REQUIRE(gvisor_post(second.port(), api, "/sandboxes/" + paused.id + "/resume", R"({"timeout":300})") ==
+                       201);
     BOOST_TEST(eventually([&] { return count_on_host(dir.path, paused) > at_pause; }));
     BOOST_TEST(run_command(second.port(), running, "echo alive").stdout_text == "alive\n");
     for (auto const* sb : {&paused, &running})

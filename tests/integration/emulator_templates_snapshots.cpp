@@ -26,8 +26,8 @@ namespace json = boost::json;
 
 namespace {
 
-struct temp_state_dir : temp_dir {
-    temp_state_dir() : temp_dir("prism-e2b-templates-") {}
+struct templates_state_dir : temp_dir {
+    templates_state_dir() : temp_dir("prism-e2b-templates-") {}
 };
 
 http_reply api(local_server_fixture& f, std::string const& method, std::string const& target, std::string body = {})
@@ -126,7 +126,7 @@ BOOST_AUTO_TEST_CASE(an_unknown_template_answers_404_and_base_exists)
 
 BOOST_AUTO_TEST_CASE(a_template_seeds_files_limits_env_and_start_command)
 {
-    temp_state_dir state;
+    templates_state_dir state;
     auto const rootfs = state.path / "rootfs-py";
     write_text(rootfs / "home/user/hello.txt", "from the template");
     write_text(rootfs / "etc/ignored.txt", "system directories stay the host's");
@@ -171,7 +171,7 @@ BOOST_AUTO_TEST_CASE(a_template_seeds_files_limits_env_and_start_command)
 
 BOOST_AUTO_TEST_CASE(a_tarball_template_seeds_the_sandbox)
 {
-    temp_state_dir state;
+    templates_state_dir state;
     auto const src = state.path / "tarball-src";
     write_text(src / "workspace/proj/main.py", "print('hi')\n");
     write_text(src / "root/secret-of-root.txt", "root only");
@@ -288,7 +288,7 @@ BOOST_AUTO_TEST_CASE(a_symlink_is_copied_as_a_link_never_as_what_it_points_at)
 
 BOOST_AUTO_TEST_CASE(snapshots_survive_a_restart)
 {
-    temp_state_dir state;
+    templates_state_dir state;
     std::string snap;
     {
         local_server_fixture f([&](prism_e2b::local::server_options& o) { o.state_dir = state.path.string(); });

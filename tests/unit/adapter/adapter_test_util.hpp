@@ -4,6 +4,7 @@
 
 #include <prism_e2b/e2b_sandbox.hpp>
 
+#include "adapter_requests.hpp"
 #include "coro_helpers.hpp"
 #include "eventually.hpp"
 #include "fake_e2b_client.hpp"
@@ -19,14 +20,17 @@ namespace prism_e2b::test {
 
 namespace asio = boost::asio;
 
+/// A scripted process that runs until signalled (echoing its stdin when asked).
+inline process_script long_running(bool echo = false)
+{
+    process_script s;
+    s.after = process_script::then::wait_for_signal;
+    s.echo_stdin = echo;
+    return s;
+}
+
 // Built outside coroutines: g++ 12 mis-compiles designated initializers with
 // string literals inside coroutine bodies ("array used as initializer").
-inline exec_request shell(std::string command)
-{
-    exec_request r;
-    r.command = std::move(command);
-    return r;
-}
 // Variadic, because even a braced list argument inside a coroutine trips it.
 template <class... A>
 exec_file_request argv(std::string file, A... args)

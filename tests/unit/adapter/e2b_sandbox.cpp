@@ -10,9 +10,6 @@ using namespace prism_e2b::test;
 using names = std::vector<std::string>;
 
 namespace {
-// Named options: g++ 12 mis-destroys braced temporaries inside a co_await full-expression.
-pause_options const keep_memory{.keep_memory = true};
-pause_options const filesystem_only{.keep_memory = false};
 stop_options const default_stop{};
 close_options const default_close{};
 close_options const with_snapshot{.export_snapshot = true};

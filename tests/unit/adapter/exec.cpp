@@ -25,9 +25,6 @@ process_script runs_until_signalled(std::vector<e2b::process_event> events = {})
     return s;
 }
 
-// Named options: g++ 12 mis-destroys braced temporaries inside a co_await full-expression.
-pause_options const keep_memory{.keep_memory = true};
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(test_exec)

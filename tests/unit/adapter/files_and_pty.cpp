@@ -12,8 +12,6 @@ using namespace prism_e2b::test;
 
 namespace {
 
-pause_options const keep_memory{.keep_memory = true};
-
 /// Every envd file call the fake records.
 std::size_t file_calls(fake_e2b_client const& f)
 {

@@ -11,13 +11,6 @@ using namespace prism_e2b::test;
 
 namespace {
 
-process_script long_running()
-{
-    process_script s;
-    s.after = process_script::then::wait_for_signal;
-    return s;
-}
-
 e2b_process_recovery_expectations expect(std::string id, std::string ws, label_map labels)
 {
     e2b_process_recovery_expectations e;

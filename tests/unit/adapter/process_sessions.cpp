@@ -11,14 +11,6 @@ using namespace prism_e2b::test;
 
 namespace {
 
-process_script long_running(bool echo = false)
-{
-    process_script s;
-    s.after = process_script::then::wait_for_signal;
-    s.echo_stdin = echo;
-    return s;
-}
-
 /// A backend without processes (like a plain exec-only sandbox).
 class exec_only_sandbox final : public disposable_sandbox {
 public:

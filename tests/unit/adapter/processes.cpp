@@ -11,14 +11,6 @@ using namespace prism_e2b::test;
 
 namespace {
 
-process_script long_running(bool echo = false)
-{
-    process_script s;
-    s.after = process_script::then::wait_for_signal;
-    s.echo_stdin = echo;
-    return s;
-}
-
 std::vector<std::string> const& no_args()
 {
     static std::vector<std::string> const v;
@@ -28,10 +20,6 @@ std::vector<std::string> const& no_args()
 // A template (the closure is trivially destructible): a std::function temporary
 // built inside co_await would hit the g++ 12 double-destruction bug. Callers
 // still pass a named closure so no temporary lives across the co_await.
-
-// Named options: g++ 12 mis-destroys braced temporaries inside a co_await full-expression.
-pause_options const keep_memory{.keep_memory = true};
-pause_options const filesystem_only{.keep_memory = false};
 
 }  // namespace
 
