@@ -21,17 +21,20 @@ namespace asio = boost::asio;
 
 namespace {
 
-result<std::shared_ptr<e2b::client>> transfer_client(local_server_fixture const& srv, asio::any_io_executor ex)
+/// `max_response_bytes`: the client's cap on a body it buffers (0: the default).
+result<std::shared_ptr<e2b::client>> transfer_client(local_server_fixture const& srv, asio::any_io_executor ex,
+                                                     std::size_t max_response_bytes = 0)
 {
     auto o = client_options_for(srv);
     o.domain = "sandboxes.test";
+    if (max_response_bytes != 0) o.max_response_bytes = max_response_bytes;
     return e2b::make_client(ex, o);
 }
 
 asio::awaitable<std::pair<std::shared_ptr<e2b::client>, e2b::sandbox_handle>> new_transfer_sandbox(
-    local_server_fixture const& srv, asio::any_io_executor ex)
+    local_server_fixture const& srv, asio::any_io_executor ex, std::size_t max_response_bytes = 0)
 {
-    auto c = transfer_client(srv, ex);
+    auto c = transfer_client(srv, ex, max_response_bytes);
     BOOST_REQUIRE(c);
     e2b::create_sandbox_params cp;
     auto h = co_await (*c)->async_create_sandbox(cp);
@@ -75,12 +78,17 @@ BOOST_AUTO_TEST_SUITE(client_transfer)
 
 BOOST_AUTO_TEST_CASE(large_file_round_trip_holds_one_chunk_at_a_time)
 {
-    local_server_fixture srv([](local::server_options& o) { o.max_file_bytes = 80u << 20; });
+    // A file three times what the client buffers for a body (max_response_bytes): streamed both
+    // ways, a chunk at a time, never whole. 12 MiB, not more: 768 chunks each way already, and a
+    // TSan build on a loaded machine moves it in about a minute.
+    std::size_t const client_cap = 4u << 20;
+    local_server_fixture srv([](local::server_options& o) { o.max_file_bytes = 16u << 20; });
     run_coro(
         [&](asio::any_io_executor ex) -> asio::awaitable<void> {
-            auto [c, h] = co_await new_transfer_sandbox(srv, ex);
+            auto [c, h] = co_await new_transfer_sandbox(srv, ex, client_cap);
             auto const target = e2b::envd_target::from(h);
-            std::uint64_t const size = 64u << 20;
+            std::uint64_t const size = 12u << 20;
+            BOOST_TEST_REQUIRE(size > 2 * client_cap);
             std::size_t const chunk = 16u << 10;
 
             e2b::transfer_options wo;
