@@ -76,9 +76,12 @@ report_failure() {
   if [ -n "$failed_tests_dir" ] && [ -s "$log" ]; then
     what="ctest $(cut -d: -f2 "$log" | tr '\n' ' ')"
     # The failing checks themselves, so the log's tail says why, not only where.
-    grep -hE 'error: in "|fatal error: in "|ThreadSanitizer: |AddressSanitizer: |runtime error: ' \
-      "$failed_tests_dir"/Testing/Temporary/LastTest*.log 2>/dev/null | sed 's/\x1b\[[0-9;]*m//g' |
-      head -n 20 | sed 's/^/== failed check: /'
+    # Boost.Test's failed checks, sanitizer reports, a compiler's or script's errors. A
+    # failure in this report (no line matched: grep's 1 under pipefail) must not hide the
+    # last line, hence the `|| true`.
+    { grep -hE 'error: |ThreadSanitizer: |AddressSanitizer: |runtime error: ' \
+      "$failed_tests_dir"/Testing/Temporary/LastTest*.log 2>/dev/null || true; } | sed 's/\x1b\[[0-9;]*m//g' |
+      head -n 20 | sed 's/^/== failed check: /' || true
   fi
   echo "== leg $current_leg FAILED (exit $rc) in $what"
 }

@@ -35,11 +35,29 @@ sees = {
     "cli": set(),
 }
 
+# The target that compiles each area's sources: its flags are the ones probed
+# (the same directory also builds programs with flags of their own, and in a
+# unity build the compiled files are batches in the build tree).
+target = {
+    "protocol": "prism_e2b_protocol",
+    "core": "prism_e2b_core",
+    "wire": "prism_e2b_wire",
+    "adapter": "prism_e2b_adapter",
+    "emulator": "prism_e2b_emulator_objects",
+    "cli": "prism_e2b_cli",
+}
+
 commands = json.load(open(os.path.join(build_dir, "compile_commands.json")))
+
+
+def command_text(e):
+    return e.get("command") or " ".join(e.get("arguments", []))
+
+
 checked, failures = [], []
 for area, allowed in sees.items():
-    prefix = os.path.join(source_dir, "src", area) + os.sep
-    entry = next((e for e in commands if e["file"].startswith(prefix)), None)
+    marker = f"CMakeFiles/{target[area]}.dir/"
+    entry = next((e for e in commands if marker in command_text(e)), None)
     if entry is None:
         continue  # not built in this configuration
     lines = [f"// probe: {area} sees {sorted(allowed)}"]
