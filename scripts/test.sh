@@ -75,13 +75,16 @@ report_failure() {
   local log=$failed_tests_dir/Testing/Temporary/LastTestsFailed.log
   if [ -n "$failed_tests_dir" ] && [ -s "$log" ]; then
     what="ctest $(cut -d: -f2 "$log" | tr '\n' ' ')"
-    # The failing checks themselves, so the log's tail says why, not only where.
-    # Boost.Test's failed checks, sanitizer reports, a compiler's or script's errors. A
-    # failure in this report (no line matched: grep's 1 under pipefail) must not hide the
-    # last line, hence the `|| true`.
-    { grep -hE 'error: |ThreadSanitizer: |AddressSanitizer: |runtime error: ' \
-      "$failed_tests_dir"/Testing/Temporary/LastTest*.log 2>/dev/null || true; } | sed 's/\x1b\[[0-9;]*m//g' |
-      head -n 20 | sed 's/^/== failed check: /' || true
+    # The failing checks themselves, so the log's tail says why, not only where: Boost.Test's
+    # failed checks and sanitizer reports, else (a script's or a compiler's test) any error
+    # line. No line found must not end the report before its last line (grep's 1 under
+    # pipefail), hence the `|| true`s.
+    local logs=("$failed_tests_dir"/Testing/Temporary/LastTest*.log) checks
+    checks=$(grep -hE 'error: in "|ThreadSanitizer: |AddressSanitizer: |runtime error: ' "${logs[@]}" 2>/dev/null || true)
+    [ -n "$checks" ] || checks=$(grep -hE 'error: ' "${logs[@]}" 2>/dev/null || true)
+    if [ -n "$checks" ]; then
+      printf '%s\n' "$checks" | sed 's/\x1b\[[0-9;]*m//g' | head -n 20 | sed 's/^/== failed check: /' || true
+    fi
   fi
   echo "== leg $current_leg FAILED (exit $rc) in $what"
 }
