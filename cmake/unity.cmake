@@ -15,7 +15,9 @@
 # prism_e2b_unity(<target>), called where <target> is made, puts its .cpp
 # sources into batches once the directory is read; a source with its own
 # definitions, options or precompiled-header opt-out (a Boost.Test main) is
-# compiled alone, as is every generated one.
+# compiled alone, as is every generated one. The batched sources are marked
+# HEADER_FILE_ONLY, a property of the directory: a .cpp shared by two targets of
+# one directory would be lost to the other (none is today).
 option(PRISM_E2B_UNITY_BUILD "Compile the project's targets in batches of sources (CI's sanitizer builds)" OFF)
 set(PRISM_E2B_UNITY_BATCH_SIZE 8 CACHE STRING "Sources per batch of a unity build")
 
@@ -50,12 +52,15 @@ function(_prism_e2b_unity_now target)
   if(_count LESS 2)
     return()
   endif()
-  set(_dir ${CMAKE_CURRENT_BINARY_DIR}/${target}_unity)
+  # Both ends with symlinks resolved: the compiler follows `..` through the real directories.
+  file(REAL_PATH ${CMAKE_CURRENT_BINARY_DIR} _binary_dir)
+  set(_dir ${_binary_dir}/${target}_unity)
   set(_batch 0)
   set(_in_batch 0)
   set(_text "")
   foreach(_abs IN LISTS _batchable)
-    file(RELATIVE_PATH _rel ${_dir} ${_abs})
+    file(REAL_PATH ${_abs} _real)
+    file(RELATIVE_PATH _rel ${_dir} ${_real})
     string(APPEND _text "#include \"${_rel}\"\n")
     math(EXPR _in_batch "${_in_batch} + 1")
     if(_in_batch EQUAL PRISM_E2B_UNITY_BATCH_SIZE)

@@ -50,8 +50,10 @@ repeat=1
 debug_flags=(-DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
 # The sanitizer builds compile their sources in batches (cmake/unity.cmake):
 # Asio, Beast and Boost.JSON parsed and instantiated once per batch. The clang
-# leg compiles file by file, so every file must still compile on its own, and
-# clang-tidy reads that build's per-file commands.
+# leg compiles file by file (clang-tidy reads its per-file commands): the
+# library and its unit tests. The local server, the CLI, the bench and the
+# integration tests are compiled only in batches here, so a file of theirs that
+# misses an include can pass CI and fail a default (file-by-file) build.
 unity=(-DPRISM_E2B_UNITY_BUILD=ON)
 
 # What the leg is doing, for the last line when it fails.

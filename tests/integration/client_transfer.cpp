@@ -21,20 +21,21 @@ namespace asio = boost::asio;
 
 namespace {
 
-/// `max_response_bytes`: the client's cap on a body it buffers (0: the default).
+/// `cap`: the most the client buffers of a body or of a whole-file read (max_response_bytes,
+/// max_file_bytes); 0: the defaults.
 result<std::shared_ptr<e2b::client>> transfer_client(local_server_fixture const& srv, asio::any_io_executor ex,
-                                                     std::size_t max_response_bytes = 0)
+                                                     std::size_t cap = 0)
 {
     auto o = client_options_for(srv);
     o.domain = "sandboxes.test";
-    if (max_response_bytes != 0) o.max_response_bytes = max_response_bytes;
+    if (cap != 0) o.max_response_bytes = o.max_file_bytes = cap;
     return e2b::make_client(ex, o);
 }
 
 asio::awaitable<std::pair<std::shared_ptr<e2b::client>, e2b::sandbox_handle>> new_transfer_sandbox(
-    local_server_fixture const& srv, asio::any_io_executor ex, std::size_t max_response_bytes = 0)
+    local_server_fixture const& srv, asio::any_io_executor ex, std::size_t cap = 0)
 {
-    auto c = transfer_client(srv, ex, max_response_bytes);
+    auto c = transfer_client(srv, ex, cap);
     BOOST_REQUIRE(c);
     e2b::create_sandbox_params cp;
     auto h = co_await (*c)->async_create_sandbox(cp);
@@ -78,7 +79,7 @@ BOOST_AUTO_TEST_SUITE(client_transfer)
 
 BOOST_AUTO_TEST_CASE(large_file_round_trip_holds_one_chunk_at_a_time)
 {
-    // A file three times what the client buffers for a body (max_response_bytes): streamed both
+    // A file three times what the client holds of a body or a whole-file read: streamed both
     // ways, a chunk at a time, never whole. 12 MiB, not more: 768 chunks each way already, and a
     // TSan build on a loaded machine moves it in about a minute.
     std::size_t const client_cap = 4u << 20;
