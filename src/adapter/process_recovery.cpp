@@ -6,6 +6,10 @@
 
 #include "core/spawn_op.hpp"
 
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/system_executor.hpp>
 
 namespace asio = boost::asio;
@@ -26,16 +30,35 @@ protected:
     void do_attach(std::string ref, output_callback on_data,
                    completion_handler<std::unique_ptr<process_handle>> h) override
     {
-        // No sandbox: the body completes with a null handle at once, on the system executor.
-        asio::any_io_executor ex = sandbox_ ? sandbox_->get_executor() : asio::any_io_executor(asio::system_executor());
-        detail::spawn_op(ex, attach(std::move(ref), std::move(on_data)), std::move(h));
+        if (!sandbox_) {
+            refuse_without_sandbox(std::move(h));
+            return;
+        }
+        detail::spawn_op(sandbox_->get_executor(), attach(std::move(ref), std::move(on_data)), std::move(h));
     }
 
 private:
+    /// No executor of our own: the refusal goes to the handler's executor from
+    /// this thread. Never through the system executor: its pool thread can
+    /// still be inside post when the caller destroys its io_context. Asio
+    /// 1.81's type-erased completion executor cannot require blocking.never,
+    /// so only the executor behind it can be posted to: an io_context's (a
+    /// coroutine's, usually) is; any other is dispatched to, which may run the
+    /// handler before this call returns.
+    static void refuse_without_sandbox(completion_handler<std::unique_ptr<process_handle>> h)
+    {
+        auto ex = asio::get_associated_executor(h, asio::system_executor());
+        auto refuse = [h = std::move(h)]() mutable { std::move(h)(std::unique_ptr<process_handle>()); };
+        if (auto const* io = ex.target<asio::io_context::executor_type>())
+            asio::post(*io, std::move(refuse));
+        else
+            asio::dispatch(ex, std::move(refuse));
+    }
+
     asio::awaitable<result<std::unique_ptr<process_handle>>> attach(std::string ref, output_callback on_data)
     {
         using handle_ptr = std::unique_ptr<process_handle>;
-        if (!sandbox_ || expect_.expected_sandbox_id.empty() || sandbox_->id() != expect_.expected_sandbox_id)
+        if (expect_.expected_sandbox_id.empty() || sandbox_->id() != expect_.expected_sandbox_id)
             co_return handle_ptr();
         auto rec = decode_process_ref(ref);
         if (!rec || rec->sandbox_id != expect_.expected_sandbox_id || rec->workspace != expect_.expected_workspace ||

@@ -3,7 +3,9 @@
 #include <prism_e2b/process_ref.hpp>
 
 #include "adapter_test_util.hpp"
+#include "thread_probe_executor.hpp"
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/test/unit_test.hpp>
 
 using namespace prism_e2b;
@@ -85,6 +87,40 @@ BOOST_AUTO_TEST_CASE(a_null_sandbox_is_refused)
     auto backend = create_e2b_process_recovery_backend(nullptr, expect("sbx-1", "/workspace", {}));
     auto got = run_coro([&](auto) { return backend->async_attach("prism-e2b-proc:x", nullptr); });
     BOOST_TEST((got.has_value() && *got == nullptr));
+}
+
+// Without a sandbox there is no executor of the backend's own: the refusal
+// must still come from the caller's thread, never from a borrowed one (the
+// caller may destroy its io_context as soon as the handler has run).
+BOOST_AUTO_TEST_CASE(a_null_sandbox_completes_from_the_callers_thread)
+{
+    asio::io_context ioc;
+    auto probe = probe_this_thread(ioc.get_executor());
+    auto backend = create_e2b_process_recovery_backend(nullptr, expect("sbx-1", "/workspace", {}));
+    std::optional<result<std::unique_ptr<process_handle>>> got;
+    backend->async_attach(
+        "prism-e2b-proc:x", nullptr,
+        asio::bind_executor(probe, [&](result<std::unique_ptr<process_handle>> r) { got = std::move(r); }));
+    BOOST_TEST(!got.has_value());  // never inline
+    ioc.run();
+    BOOST_TEST_REQUIRE(got.has_value());
+    BOOST_TEST((got->has_value() && **got == nullptr));
+    BOOST_TEST(probe.foreign_submissions() == 0);
+
+    // Started from inside the io_context, on its executor: still never inline.
+    got.reset();
+    bool inline_completion = true;
+    asio::post(ioc, [&] {
+        backend->async_attach("prism-e2b-proc:x", nullptr,
+                              asio::bind_executor(ioc.get_executor(), [&](result<std::unique_ptr<process_handle>> r) {
+                                  got = std::move(r);
+                              }));
+        inline_completion = got.has_value();
+    });
+    ioc.restart();
+    ioc.run();
+    BOOST_TEST(!inline_completion);
+    BOOST_TEST((got.has_value() && got->has_value() && **got == nullptr));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
