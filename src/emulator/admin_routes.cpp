@@ -1,4 +1,4 @@
-// Fault-injection admin routes (documented in include/prism_e2b/local_server.hpp),
+// Fault-injection admin routes (documented in docs/local-server.md),
 // guarded by X-Admin-Token; disabled when no admin token was configured.
 #include "emulator/envd_agent.hpp"
 #include "emulator/server_state.hpp"

@@ -166,7 +166,7 @@ json::object detail_json(server_state const& st, sandbox const& sb, bool detail)
         // Not part of E2B's schema: what this server uses to keep sandboxes apart.
         o["isolation"] = sb.isolation;
         o["envd"] = sb.agent ? "in-sandbox" : "in-server";  // namespaces: prism-e2b-envd inside the sandbox
-        // What the engine enforces for this sandbox (false: not enforced here, see local_server.hpp).
+        // What the engine enforces for this sandbox (false: not enforced here, see docs/local-server.md).
         json::object enforced;
         bool const contained = sb.isolation == "namespaces" || sb.isolation == "gvisor";
         enforced["rootless"] = contained && st.rootless;

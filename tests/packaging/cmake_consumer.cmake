@@ -19,3 +19,12 @@ execute_process(COMMAND ${WORK_DIR}/consumer RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "consumer run failed")
 endif()
+# The README's program, when the package has the local server: against the
+# embedded server (no E2B_API_KEY), its sandbox init found as the README says.
+if(EXISTS ${WORK_DIR}/hello)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env E2B_API_KEY= PRISM_E2B_ENVD=${PREFIX}/bin/prism-e2b-envd
+    ${WORK_DIR}/hello RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  if(rc OR NOT out STREQUAL "hello from Linux\n")
+    message(FATAL_ERROR "the README's program failed (exit ${rc}): '${out}'")
+  endif()
+endif()
