@@ -4,7 +4,7 @@
 #include "emulator/envd_agent.hpp"
 #include "emulator/envd_agent_socket.hpp"
 #include "emulator/envd_proxy.hpp"
-#include "emulator/server_state.hpp"
+#include "emulator/random_ids.hpp"
 #include "emulator/small_files.hpp"
 #include "emulator/system_layer.hpp"
 

@@ -1,7 +1,7 @@
 // gzip bodies with zlib (gzip_body.hpp).
 #include "emulator/gzip_body.hpp"
 
-#include "emulator/server_state.hpp"
+#include "emulator/rest_replies.hpp"
 
 #include <cctype>
 #include <cstdlib>

@@ -4,8 +4,8 @@
 
 #include "emulator/envd_agent.hpp"
 #include "emulator/envd_proxy.hpp"
+#include "emulator/random_ids.hpp"
 #include "emulator/sandbox_network.hpp"
-#include "emulator/server_state.hpp"
 #include "emulator/small_files.hpp"
 #include "emulator/system_layer.hpp"
 

@@ -1,5 +1,4 @@
-// Sandbox lifecycle operations (create, kill, pause, resume, expiry, spawn)
-// and small helpers shared by the route handlers.
+// Sandbox lifecycle operations (create, kill, pause, resume, expiry, spawn).
 #include "emulator/server_state.hpp"
 
 #include <prism_e2b/redactor.hpp>
@@ -12,7 +11,6 @@
 #include "emulator/small_files.hpp"
 #include "emulator/state_records.hpp"
 #include "emulator/system_layer.hpp"
-#include "protocol/base64.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -23,11 +21,8 @@
 
 #include <algorithm>
 #include <csignal>
-#include <ctime>
 #include <fcntl.h>
 #include <fstream>
-#include <openssl/crypto.h>
-#include <openssl/rand.h>
 #include <sched.h>
 #include <sstream>
 #include <sys/stat.h>
@@ -41,256 +36,9 @@ namespace prism_e2b::local::detail {
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 
-// ---------------------------------------------------------------- helpers
-
-http_response rest_error(int status, std::string const& message)
-{
-    http_response r;
-    r.status = status;
-    boost::json::object o;
-    o["code"] = status;
-    o["message"] = message;
-    r.body = boost::json::serialize(o);
-    return r;
-}
-
-http_response json_response(int status, boost::json::value const& v)
-{
-    http_response r;
-    r.status = status;
-    r.body = boost::json::serialize(v);
-    return r;
-}
-
-http_response connect_error(std::string const& code, std::string const& message)
-{
-    static std::map<std::string, int> const status = {
-        {"canceled", 499},
-        {"unknown", 500},
-        {"invalid_argument", 400},
-        {"deadline_exceeded", 504},
-        {"not_found", 404},
-        {"already_exists", 409},
-        {"permission_denied", 403},
-        {"resource_exhausted", 429},
-        {"failed_precondition", 400},
-        {"aborted", 409},
-        {"out_of_range", 400},
-        {"unimplemented", 501},
-        {"internal", 500},
-        {"unavailable", 503},
-        {"data_loss", 500},
-        {"unauthenticated", 401},
-    };
-    http_response r;
-    auto it = status.find(code);
-    r.status = it == status.end() ? 500 : it->second;
-    boost::json::object o;
-    o["code"] = code;
-    o["message"] = message;
-    r.body = boost::json::serialize(o);
-    return r;
-}
-
-std::optional<http_response> parse_unary_json(http_request const& req, boost::json::value& out)
-{
-    if (req.header("content-type").rfind("application/json", 0) != 0) {
-        http_response r = connect_error("internal", "unsupported content type; use application/json");
-        r.status = 415;
-        return r;
-    }
-    boost::system::error_code ec;
-    out = boost::json::parse(req.body.empty() ? std::string_view("{}") : std::string_view(req.body), ec);
-    if (ec || !out.is_object()) return connect_error("invalid_argument", "request body is not a JSON object");
-    return std::nullopt;
-}
-
-std::optional<std::chrono::milliseconds> header_ms(http_request const& req, std::string_view name, std::int64_t scale)
-{
-    auto v = req.header(name);
-    if (v.empty() || v.size() > 12) return std::nullopt;
-    std::int64_t n = 0;
-    for (char c : v) {
-        if (c < '0' || c > '9') return std::nullopt;
-        n = n * 10 + (c - '0');
-    }
-    if (n <= 0) return std::nullopt;
-    return std::chrono::milliseconds(n * scale);
-}
-
-std::chrono::steady_clock::time_point stream_wake_time(
-    std::chrono::steady_clock::time_point now, std::optional<std::chrono::steady_clock::time_point> deadline,
-    std::optional<std::chrono::steady_clock::time_point> next_keepalive)
-{
-    auto wake = now + std::chrono::hours(1);
-    if (deadline) wake = std::min(wake, *deadline);
-    if (next_keepalive) wake = std::min(wake, *next_keepalive);
-    return wake;
-}
-
-std::string rfc3339(std::chrono::system_clock::time_point tp)
-{
-    auto const ms = std::chrono::duration_cast<std::chrono::milliseconds>(tp.time_since_epoch()).count();
-    std::time_t const secs = static_cast<std::time_t>(ms / 1000);
-    std::tm tm{};
-    ::gmtime_r(&secs, &tm);
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                  tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-    return buf;
-}
-
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view s)
-{
-    using clock = std::chrono::system_clock;
-    using period = clock::duration::period;
-    static_assert(period::num == 1, "the clock counts fractions of a second");
-    std::size_t i = 0;
-    auto number = [&](std::size_t n) -> std::optional<int> {
-        if (s.size() - i < n) return std::nullopt;
-        int v = 0;
-        for (std::size_t k = 0; k < n; ++k, ++i) {
-            if (s[i] < '0' || s[i] > '9') return std::nullopt;
-            v = v * 10 + (s[i] - '0');
-        }
-        return v;
-    };
-    auto literal = [&](std::string_view one_of) {
-        if (i == s.size() || one_of.find(s[i]) == std::string_view::npos) return false;
-        ++i;
-        return true;
-    };
-    auto const y = number(4);
-    if (!y || !literal("-")) return std::nullopt;
-    auto const mo = number(2);
-    if (!mo || !literal("-")) return std::nullopt;
-    auto const d = number(2);
-    if (!d || !literal("Tt")) return std::nullopt;
-    auto const h = number(2);
-    if (!h || !literal(":")) return std::nullopt;
-    auto const mi = number(2);
-    if (!mi || !literal(":")) return std::nullopt;
-    auto const sec = number(2);
-    if (!sec) return std::nullopt;
-    // The fraction, in clock ticks; digits finer than a tick are cut.
-    clock::rep frac = 0;
-    if (literal(".")) {
-        std::size_t const first = i;
-        clock::rep scale = period::den;
-        for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-            if (scale < 10) continue;
-            scale /= 10;
-            frac += (s[i] - '0') * scale;
-        }
-        if (i == first) return std::nullopt;
-    }
-    int offset_minutes = 0;
-    if (!literal("Zz")) {
-        if (i == s.size() || (s[i] != '+' && s[i] != '-')) return std::nullopt;
-        int const sign = s[i++] == '-' ? -1 : 1;
-        auto const oh = number(2);
-        if (!oh || !literal(":")) return std::nullopt;
-        auto const om = number(2);
-        if (!om || *oh > 23 || *om > 59) return std::nullopt;
-        offset_minutes = sign * (*oh * 60 + *om);
-    }
-    if (i != s.size()) return std::nullopt;
-    std::chrono::year_month_day const date{std::chrono::year(*y), std::chrono::month(static_cast<unsigned>(*mo)),
-                                           std::chrono::day(static_cast<unsigned>(*d))};
-    if (!date.ok() || *h > 23 || *mi > 59 || *sec > 60) return std::nullopt;
-    std::int64_t const utc = std::int64_t{std::chrono::sys_days(date).time_since_epoch().count()} * 86400 + *h * 3600 +
-                             *mi * 60 + *sec - std::int64_t{offset_minutes} * 60;
-    // A leap second ends a UTC day (RFC 3339 section 5.7: 23:59:60Z, 15:59:60-08:00).
-    if (*sec == 60 && ((utc - 60) % 86400 + 86400) % 86400 != 86340) return std::nullopt;
-    clock::rep ticks = 0;
-    if (__builtin_mul_overflow(utc, clock::rep{period::den}, &ticks) || __builtin_add_overflow(ticks, frac, &ticks))
-        return utc < 0 ? clock::time_point::min() : clock::time_point::max();
-    return clock::time_point(clock::duration(ticks));
-}
-
-std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q)
-{
-    std::vector<std::pair<std::string, std::string>> out;
-    std::size_t i = 0;
-    while (i <= q.size()) {
-        auto j = q.find('&', i);
-        if (j == std::string_view::npos) j = q.size();
-        auto part = q.substr(i, j - i);
-        if (!part.empty()) {
-            auto eq = part.find('=');
-            if (eq == std::string_view::npos)
-                out.emplace_back(url_decode(part), std::string());
-            else
-                out.emplace_back(url_decode(part.substr(0, eq)), url_decode(part.substr(eq + 1)));
-        }
-        i = j + 1;
-    }
-    return out;
-}
-
-std::string random_id(std::size_t length)
-{
-    static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-    std::string out;
-    while (out.size() < length) {
-        unsigned char buf[64];
-        if (RAND_bytes(buf, sizeof buf) != 1) throw std::runtime_error("RAND_bytes failed");
-        for (unsigned char b : buf)
-            if (b < 252 && out.size() < length)  // 252 = 7 * 36: no modulo bias
-                out.push_back(alphabet[b % 36]);
-    }
-    return out;
-}
-
-std::string random_hex(std::size_t bytes)
-{
-    std::vector<unsigned char> buf(bytes);
-    if (RAND_bytes(buf.data(), static_cast<int>(buf.size())) != 1) throw std::runtime_error("RAND_bytes failed");
-    static constexpr char hexd[] = "0123456789abcdef";
-    std::string out;
-    for (auto b : buf) {
-        out.push_back(hexd[b >> 4]);
-        out.push_back(hexd[b & 15]);
-    }
-    return out;
-}
-
-std::optional<std::string> sandbox_route_id(std::string_view path, std::string_view suffix)
-{
-    constexpr std::string_view prefix = "/sandboxes/";
-    if (path.size() <= prefix.size() + suffix.size() || !path.starts_with(prefix) || !path.ends_with(suffix))
-        return std::nullopt;
-    auto const id = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
-    if (id.find('/') != std::string_view::npos) return std::nullopt;
-    return std::string(id);
-}
-
-bool secure_equals(std::string_view a, std::string_view b) noexcept
-{
-    if (a.size() != b.size()) return false;
-    return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
-}
-
-std::optional<os_user> lookup_user(std::string_view name)
-{
-    if (name.empty() || name == "user") return os_user{"user", default_uid, default_gid, "/home/user"};
-    if (name == "root") return os_user{"root", 0, 0, "/root"};
-    return std::nullopt;
-}
-
 std::optional<os_user> sandbox_user(sandbox const& sb, std::string_view name)
 {
     return lookup_user(name.empty() ? std::string_view(sb.default_user) : name);
-}
-
-std::optional<std::string> basic_auth_user(std::string_view header)
-{
-    if (header.empty()) return std::string();
-    if (header.size() < 6 || (header.substr(0, 6) != "Basic " && header.substr(0, 6) != "basic ")) return std::nullopt;
-    auto decoded = prism_e2b::detail::base64_decode(header.substr(6));
-    if (!decoded) return std::nullopt;
-    auto const colon = decoded->find(':');
-    return decoded->substr(0, colon);
 }
 
 // ---------------------------------------------------------------- freezer

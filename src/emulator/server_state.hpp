@@ -12,9 +12,15 @@
 #include "emulator/gvisor_engine.hpp"
 #include "emulator/http_message.hpp"
 #include "emulator/namespaces_engine.hpp"
+#include "emulator/os_users.hpp"
 #include "emulator/process_runner.hpp"
+#include "emulator/random_ids.hpp"
+#include "emulator/rest_replies.hpp"
+#include "emulator/rfc3339.hpp"
+#include "emulator/route_paths.hpp"
 #include "emulator/sandbox_disk.hpp"
 #include "emulator/snapshots.hpp"
+#include "emulator/stream_deadlines.hpp"
 #include "emulator/templates.hpp"
 #include "emulator/volumes.hpp"
 
@@ -40,26 +46,9 @@ namespace prism_e2b::local::detail {
 
 enum class sandbox_state { running, paused };
 
-/// An OS identity inside a sandbox. E2B templates know "user" (the default, uid
-/// 1000, home /home/user) and "root"; so does this server.
-struct os_user {
-    std::string name;
-    uid_t uid = 0;
-    gid_t gid = 0;
-    std::string home;
-};
-
-inline constexpr uid_t default_uid = 1000;
-inline constexpr gid_t default_gid = 1000;
-
-/// "user" (also for an empty name) or "root"; nullopt for any other name.
-std::optional<os_user> lookup_user(std::string_view name);
 struct sandbox;
 /// lookup_user, where no name (no Authorization) means the sandbox template's default user.
 std::optional<os_user> sandbox_user(sandbox const& sb, std::string_view name);
-/// The name an `Authorization: Basic base64("<user>:")` header selects: "" when the
-/// header is absent, nullopt when it is malformed.
-std::optional<std::string> basic_auth_user(std::string_view header);
 
 /// One sandbox. The identity fields are immutable after creation; everything
 /// below `mutex` is guarded by it.
@@ -293,45 +282,6 @@ boost::asio::awaitable<void> handle_watch_dir(std::shared_ptr<server_state> st, 
                                               http_request req, response_sink& sink);
 boost::asio::awaitable<void> handle_filesystem_rpc(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
                                                    http_request req, response_sink& sink);
-
-// -- small shared helpers (server_state.cpp) -----------------------------------
-/// REST error body {"code":<status>,"message":...}.
-http_response rest_error(int status, std::string const& message);
-/// A JSON body with `status`.
-http_response json_response(int status, boost::json::value const& v);
-/// Connect unary error: HTTP status from the code, body {"code":"<name>","message":...}.
-http_response connect_error(std::string const& code, std::string const& message);
-/// The JSON object of a Connect unary request (an empty body is {}) into `out`;
-/// otherwise the error to answer: 415 for a content type other than
-/// application/json, invalid_argument for a body that is not a JSON object.
-std::optional<http_response> parse_unary_json(http_request const& req, boost::json::value& out);
-/// A positive decimal header (at most 12 digits) times `scale` milliseconds, e.g.
-/// Connect-Timeout-Ms (scale 1) or Keepalive-Ping-Interval in seconds (scale 1000).
-std::optional<std::chrono::milliseconds> header_ms(http_request const& req, std::string_view name, std::int64_t scale);
-/// When a server-streaming loop wakes next: its deadline, its next keepalive, or in an hour.
-std::chrono::steady_clock::time_point stream_wake_time(
-    std::chrono::steady_clock::time_point now, std::optional<std::chrono::steady_clock::time_point> deadline,
-    std::optional<std::chrono::steady_clock::time_point> next_keepalive);
-/// RFC 3339 with milliseconds, UTC ("2026-01-02T03:04:05.678Z").
-std::string rfc3339(std::chrono::system_clock::time_point tp);
-/// An RFC 3339 date-time (section 5.6): "2026-01-02T03:04:05Z", with an optional
-/// fraction of any length (cut to the clock's precision), 'T' / 't', 'Z' / 'z' or a
-/// numeric offset ("+02:00", "-00:00"), and the leap second 23:59:60 UTC, read as the
-/// second after 23:59:59. nullopt for anything else (other forms, out-of-range fields,
-/// a day the month does not have, trailing text). A moment the clock cannot hold
-/// (system_clock counts nanoseconds in 64 bits: 1677-09-21 to 2262-04-11) saturates
-/// to time_point::min() / max(): it is still before / after every time point, which
-/// is what the one caller, the startedAfter filter, compares with.
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view s);
-/// Parses "a=1&b=2" into decoded pairs.
-std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q);
-/// Random lower-case alphanumeric identifier / hex token from the CSPRNG.
-std::string random_id(std::size_t length);
-std::string random_hex(std::size_t bytes);
-/// "/sandboxes/<id><suffix>" -> <id> (one path segment); nullopt for any other path.
-std::optional<std::string> sandbox_route_id(std::string_view path, std::string_view suffix);
-/// Constant-time string comparison for credentials.
-bool secure_equals(std::string_view a, std::string_view b) noexcept;
 
 }  // namespace prism_e2b::local::detail
 

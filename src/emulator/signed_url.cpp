@@ -1,7 +1,8 @@
 // Signed /files URLs (signed_url.hpp).
 #include "emulator/signed_url.hpp"
 
-#include "emulator/server_state.hpp"
+#include "emulator/random_ids.hpp"
+#include "emulator/route_paths.hpp"
 #include "protocol/file_url_signature.hpp"
 
 namespace prism_e2b::local::detail {

@@ -2,8 +2,8 @@
 #include "emulator/snapshots.hpp"
 
 #include "emulator/gvisor_engine.hpp"
+#include "emulator/random_ids.hpp"
 #include "emulator/sandbox_fs.hpp"
-#include "emulator/server_state.hpp"
 #include "emulator/small_files.hpp"
 #include "emulator/state_records.hpp"
 

@@ -2,10 +2,10 @@
 #include "emulator/system_layer.hpp"
 
 #include "emulator/namespaces_engine.hpp"
+#include "emulator/random_ids.hpp"
 #include "emulator/sandbox_disk.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/sandbox_tree.hpp"
-#include "emulator/server_state.hpp"
 #include "emulator/small_files.hpp"
 
 #include <algorithm>

@@ -3,8 +3,8 @@
 
 #include <prism_e2b/redactor.hpp>
 
+#include "emulator/random_ids.hpp"
 #include "emulator/sandbox_fs.hpp"
-#include "emulator/server_state.hpp"
 #include "emulator/small_files.hpp"
 #include "emulator/state_records.hpp"
 

@@ -1,6 +1,6 @@
 // Basic-auth user selection (envd: `Authorization: Basic base64("<user>:")`):
 // never crashes, and a well-formed header always names its user.
-#include "emulator/server_state.hpp"
+#include "emulator/os_users.hpp"
 #include "fuzz_input.hpp"
 #include "protocol/base64.hpp"
 

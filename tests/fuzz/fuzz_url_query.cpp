@@ -3,7 +3,8 @@
 // (encodeURIComponent, form encoding, the doubly encoded metadata filter of
 // GET /v2/sandboxes) the server decodes back to the original.
 // Input: lines; "key\tvalue" lines are metadata pairs, every line is also a raw query.
-#include "emulator/server_state.hpp"
+#include "emulator/http_message.hpp"
+#include "emulator/route_paths.hpp"
 #include "fuzz_input.hpp"
 #include "wire/rest_json.hpp"
 
