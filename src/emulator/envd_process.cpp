@@ -143,17 +143,16 @@ std::variant<json::object, rpc_error> stream_request(http_request const& req)
 }
 
 /// Streams a process's events until its end, a deadline, an abort or a lost client.
+/// The stream ends at the call's deadline; killing the process then is
+/// arm_deadline_kill's (Start), whether or not anyone still reads the stream.
 asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
-                                  std::shared_ptr<process> p, std::shared_ptr<event_queue> q, http_request const& req,
-                                  response_sink& sink, bool kill_on_deadline,
-                                  std::chrono::steady_clock::time_point call_start)
+                                  std::shared_ptr<process> p, std::shared_ptr<event_queue> q, stream_timing timing,
+                                  response_sink& sink)
 {
     auto const ex = co_await asio::this_coro::executor;
-    auto const keepalive = header_ms(req, "keepalive-ping-interval", 1000);
-    auto const timeout = header_ms(req, "connect-timeout-ms", 1);
     auto const now = std::chrono::steady_clock::now();
-    std::optional<std::chrono::steady_clock::time_point> deadline;
-    if (timeout) deadline = call_start + *timeout;  // the same instant arm_deadline_kill uses
+    auto deadline = timing.deadline;
+    auto const keepalive = timing.keepalive;
     auto next_keepalive = keepalive ? std::optional(now + *keepalive) : std::nullopt;
     auto cut_budget = st->faults.take_stream_cut();
     std::size_t sent_output = 0;
@@ -184,7 +183,6 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
             if (paused) {
                 deadline = t + std::chrono::seconds(1);  // a frozen sandbox's clock does not run
             } else {
-                if (kill_on_deadline) p->signal(SIGKILL);
                 std::string last =
                     wire::encode_envelope(end_stream_payload(rpc_error{
                                               "deadline_exceeded", "the request deadline (Connect-Timeout-Ms) passed"}),
@@ -249,16 +247,15 @@ asio::awaitable<void> stream_loop(std::shared_ptr<server_state> st, std::shared_
 /// Streams until the end (stream_loop) or until the client goes away, whichever
 /// comes first; a watcher that left stops being fed at once.
 asio::awaitable<void> stream_events(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb,
-                                    std::shared_ptr<process> p, std::shared_ptr<event_queue> q, http_request const& req,
-                                    response_sink& sink, bool kill_on_deadline,
-                                    std::chrono::steady_clock::time_point call_start)
+                                    std::shared_ptr<process> p, std::shared_ptr<event_queue> q, stream_timing timing,
+                                    response_sink& sink)
 {
     struct unsubscribe_guard {
         std::shared_ptr<process> p;
         std::shared_ptr<event_queue> q;
         ~unsubscribe_guard() { p->unsubscribe(q); }
     } guard{p, q};
-    co_await (stream_loop(st, sb, p, q, req, sink, kill_on_deadline, call_start) || sink.wait_peer_closed());
+    co_await (stream_loop(st, sb, p, q, timing, sink) || sink.wait_peer_closed());
 }
 
 asio::awaitable<void> send_stream_error(response_sink& sink, rpc_error err)
@@ -391,15 +388,14 @@ asio::awaitable<void> start(std::shared_ptr<server_state> st, std::shared_ptr<sa
     }
     auto q = (*p)->subscribe(co_await asio::this_coro::executor);
     (*p)->start_io();
-    auto const call_start = std::chrono::steady_clock::now();
-    if (auto const timeout = header_ms(req, "connect-timeout-ms", 1))
-        arm_deadline_kill(st, sb, *p, call_start + *timeout);
+    auto const timing = read_stream_timing(req, std::chrono::steady_clock::now());
+    if (timing.deadline) arm_deadline_kill(st, sb, *p, *timing.deadline);
     if (!q) {
         rpc_error err{"internal", "process ended before it could be watched"};
         co_await send_stream_error(sink, err);
         co_return;
     }
-    co_await stream_events(st, sb, *p, q, req, sink, true, call_start);
+    co_await stream_events(st, sb, *p, q, timing, sink);
 }
 
 asio::awaitable<void> connect(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request const& req,
@@ -422,8 +418,8 @@ asio::awaitable<void> connect(std::shared_ptr<server_state> st, std::shared_ptr<
         co_await send_stream_error(sink, err);
         co_return;
     }
-    auto const call_start = std::chrono::steady_clock::now();
-    co_await stream_events(st, sb, p, q, req, sink, false, call_start);
+    auto const timing = read_stream_timing(req, std::chrono::steady_clock::now());
+    co_await stream_events(st, sb, p, q, timing, sink);
 }
 
 http_response unary_ok(json::object const& o)

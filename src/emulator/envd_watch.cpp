@@ -204,11 +204,11 @@ asio::awaitable<void> watch_loop(std::shared_ptr<sandbox> sb, watch_set& ws, asi
                                  http_request const& req, response_sink& sink)
 {
     auto const ex = co_await asio::this_coro::executor;
-    auto const keepalive = header_ms(req, "keepalive-ping-interval", 1000);
-    auto const timeout = header_ms(req, "connect-timeout-ms", 1);
     auto const start = std::chrono::steady_clock::now();
+    auto const timing = read_stream_timing(req, start);
+    auto const deadline = timing.deadline;
+    auto const keepalive = timing.keepalive;
     auto next_keepalive = keepalive ? std::optional(start + *keepalive) : std::nullopt;
-    auto const deadline = timeout ? std::optional(start + *timeout) : std::nullopt;
     asio::steady_timer timer(ex);
     for (;;) {
         auto const now = std::chrono::steady_clock::now();

@@ -1,9 +1,14 @@
 #include "emulator/stream_deadlines.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <string_view>
 
 namespace prism_e2b::local::detail {
 
+namespace {
+
+/// A positive decimal header (at most 12 digits) times `scale` milliseconds.
 std::optional<std::chrono::milliseconds> header_ms(http_request const& req, std::string_view name, std::int64_t scale)
 {
     auto v = req.header(name);
@@ -15,6 +20,16 @@ std::optional<std::chrono::milliseconds> header_ms(http_request const& req, std:
     }
     if (n <= 0) return std::nullopt;
     return std::chrono::milliseconds(n * scale);
+}
+
+}  // namespace
+
+stream_timing read_stream_timing(http_request const& req, std::chrono::steady_clock::time_point call_start)
+{
+    stream_timing t;
+    if (auto const timeout = header_ms(req, "connect-timeout-ms", 1)) t.deadline = call_start + *timeout;
+    t.keepalive = header_ms(req, "keepalive-ping-interval", 1000);
+    return t;
 }
 
 std::chrono::steady_clock::time_point stream_wake_time(

@@ -5,6 +5,7 @@
 #ifndef PRISM_E2B_TESTS_COMMON_ADAPTER_REQUESTS_HPP
 #define PRISM_E2B_TESTS_COMMON_ADAPTER_REQUESTS_HPP
 
+#include <prism_e2b/process.hpp>
 #include <prism_e2b/sandbox.hpp>
 
 #include <string>
@@ -17,6 +18,17 @@ inline exec_request shell(std::string command)
 {
     exec_request r;
     r.command = std::move(command);
+    return r;
+}
+
+/// A long-running process of `file` with `args` (variadic: a braced list argument trips
+/// the same bug).
+template <class... A>
+process_request proc(std::string file, A... args)
+{
+    process_request r;
+    r.file = std::move(file);
+    (r.args.emplace_back(args), ...);
     return r;
 }
 

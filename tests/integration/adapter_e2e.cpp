@@ -41,15 +41,6 @@ e2b_connect_options connect_options(local_server_fixture& f, std::string id)
     return o;
 }
 
-template <class... A>
-process_request proc(std::string file, A... args)
-{
-    process_request r;
-    r.file = std::move(file);
-    (r.args.emplace_back(args), ...);
-    return r;
-}
-
 /// Runs `sh -c script` and returns trimmed stdout ("" on failure).
 asio::awaitable<std::string> sh(std::shared_ptr<e2b_sandbox> sb, std::string script)
 {

@@ -1,10 +1,12 @@
 // prism-e2b-local's sans-io pieces: path normalisation, multipart parsing,
-// Go-style exit statuses and file modes, Basic-auth user selection, RFC 3339 input.
+// Go-style exit statuses and file modes, Basic-auth user selection, RFC 3339 input,
+// a streaming call's timing headers.
 #include "emulator/engine_capabilities.hpp"
 #include "emulator/multipart.hpp"
 #include "emulator/process_runner.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/server_state.hpp"
+#include "emulator/stream_deadlines.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -95,6 +97,35 @@ BOOST_AUTO_TEST_CASE(wait_statuses_read_like_go)
     BOOST_TEST(go_mode_string(S_IFREG | 0644) == "-rw-r--r--");
     BOOST_TEST(go_mode_string(S_IFDIR | 0755) == "drwxr-xr-x");
     BOOST_TEST(go_mode_string(S_IFLNK | 0777) == "Lrwxrwxrwx");
+}
+
+BOOST_AUTO_TEST_CASE(a_streaming_call_reads_its_deadline_and_keepalive_once)
+{
+    auto const start = std::chrono::steady_clock::time_point(std::chrono::hours(1));
+    auto timing_of = [&](std::string timeout, std::string keepalive) {
+        http_request req;
+        if (!timeout.empty()) req.headers.emplace_back("connect-timeout-ms", std::move(timeout));
+        if (!keepalive.empty()) req.headers.emplace_back("keepalive-ping-interval", std::move(keepalive));
+        return read_stream_timing(req, start);
+    };
+    auto const both = timing_of("1500", "30");
+    BOOST_TEST((both.deadline == start + std::chrono::milliseconds(1500)));  // from the call's start
+    BOOST_TEST((both.keepalive == std::chrono::milliseconds(30000)));        // seconds
+    auto const none = timing_of("", "");
+    BOOST_TEST((!none.deadline && !none.keepalive));
+    // What envd ignores: not a positive decimal, or over 12 digits.
+    for (std::string bad : {"0", "-5", "1.5", "10s", " 10", "1234567890123"}) {
+        auto const t = timing_of(bad, bad);
+        BOOST_TEST((!t.deadline && !t.keepalive), "'" << bad << "' was read");
+    }
+    BOOST_TEST((timing_of("123456789012", "").deadline == start + std::chrono::milliseconds(123456789012)));
+    // The next wake-up: the deadline or the keepalive, whichever comes first, else an hour on.
+    auto const now = start + std::chrono::seconds(1);
+    BOOST_TEST((stream_wake_time(now, start + std::chrono::seconds(2), start + std::chrono::seconds(5)) ==
+                start + std::chrono::seconds(2)));
+    BOOST_TEST(
+        (stream_wake_time(now, std::nullopt, start + std::chrono::seconds(5)) == start + std::chrono::seconds(5)));
+    BOOST_TEST((stream_wake_time(now, std::nullopt, std::nullopt) == now + std::chrono::hours(1)));
 }
 
 BOOST_AUTO_TEST_CASE(basic_auth_selects_known_users_only)

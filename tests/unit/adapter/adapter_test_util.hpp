@@ -40,14 +40,6 @@ exec_file_request argv(std::string file, A... args)
     (r.args.emplace_back(args), ...);
     return r;
 }
-template <class... A>
-process_request proc(std::string file, A... args)
-{
-    process_request r;
-    r.file = std::move(file);
-    (r.args.emplace_back(args), ...);
-    return r;
-}
 /// Braced lists of std::string inside coroutines trip the same g++ 12 bug.
 inline std::vector<std::string> N(std::initializer_list<char const*> l) { return {l.begin(), l.end()}; }
 inline label_map L(std::initializer_list<std::pair<char const*, char const*>> l)
