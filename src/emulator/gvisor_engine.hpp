@@ -63,7 +63,7 @@ struct gvisor_boot_spec {
     std::string agent_path;                ///< prism-e2b-envd on the host, bound read-only into the container
     std::string agent_config;              ///< the agent's JSON config (agent_config, with listen_path set)
     std::vector<std::string> cgroup_dirs;  ///< runsc create/restore (and so the Sentry) run in these
-    ns_limits limits;                      ///< written into the OCI spec too (what runsc would apply)
+    cgroup_limits limits;                  ///< written into the OCI spec too (what runsc would apply)
     std::vector<volume_bind> volumes;      ///< bound read-write (ids inside are the host's under gVisor)
     /// Its writable system (system_layer.hpp): the layer of upper directories and the copy of
     /// /etc, overlaid on the host at dir/system before a boot or restore, unmounted when the

@@ -41,8 +41,6 @@ std::optional<os_user> sandbox_user(sandbox const& sb, std::string_view name)
     return lookup_user(name.empty() ? std::string_view(sb.default_user) : name);
 }
 
-// ---------------------------------------------------------------- freezer
-
 namespace {
 
 /// The server's own registration of a sandbox's access token, released when the sandbox goes.
@@ -54,21 +52,6 @@ char process_state(pid_t pid)
     auto const fields = proc_stat_fields(pid);
     return fields.empty() || fields[0].empty() ? '?' : fields[0][0];
 }
-
-/// Writes FROZEN and waits until the kernel reports every task frozen.
-bool freeze_cgroup(std::string const& dir)
-{
-    if (!write_small_file(dir + "/freezer.state", "FROZEN")) return false;
-    for (int i = 0; i < 2000; ++i) {
-        auto s = read_small_file(dir + "/freezer.state");
-        if (s.rfind("FROZEN", 0) == 0) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    write_small_file(dir + "/freezer.state", "THAWED");
-    return false;
-}
-
-void thaw_cgroup(std::string const& dir) { write_small_file(dir + "/freezer.state", "THAWED"); }
 
 }  // namespace
 

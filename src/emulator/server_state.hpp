@@ -72,7 +72,7 @@ struct sandbox {
     std::map<std::string, std::string> env_vars;
     std::vector<volume_mount> volume_mounts;  ///< namespaces (as root), gvisor engines: mounted at every boot
     // -- from its template (templates.hpp) --
-    ns_limits limits;                   ///< its cgroup limits (namespaces engine)
+    cgroup_limits limits;               ///< its cgroup limits (namespaces engine)
     std::uint32_t disk_mb = 0;          ///< its disk quota (dir/disk.ext4 on root); 0: the state dir's filesystem
     std::string default_user = "user";  ///< who commands and file operations run as without Authorization
     std::string start_cmd;              ///< run on every cold boot; empty: none
@@ -122,11 +122,11 @@ struct server_state : std::enable_shared_from_this<server_state> {
     std::string engine = "none";
     /// namespaces engine run by a server that is not root: one mapped id, no cgroups (namespaces_engine.hpp).
     bool rootless = false;
-    ns_cgroup_roots ns_cgroups;  ///< namespaces engine: per-server memory, pids and cpu cgroups
-    ns_limits ns_defaults;       ///< the limits every sandbox gets (the template's)
-    std::string envd_agent;      ///< namespaces, gvisor engines: the prism-e2b-envd program each sandbox's init runs
-    std::string slirp4netns;     ///< namespaces engine: user-mode NAT for sandboxes with internet; empty: host network
-    runsc_config runsc;          ///< gvisor engine: the runsc program and its state directory
+    cgroup_roots ns_cgroups;    ///< namespaces engine: per-server memory, pids and cpu cgroups
+    cgroup_limits ns_defaults;  ///< the limits every sandbox gets (the template's)
+    std::string envd_agent;     ///< namespaces, gvisor engines: the prism-e2b-envd program each sandbox's init runs
+    std::string slirp4netns;    ///< namespaces engine: user-mode NAT for sandboxes with internet; empty: host network
+    runsc_config runsc;         ///< gvisor engine: the runsc program and its state directory
     /// Cgroup roots of a server that died on this state dir, holding the sandboxes taken back
     /// from it: where the ledger says -> where they are now (take_over_cgroup_root). stop() removes them.
     std::map<std::string, std::string> inherited_cgroup_roots;

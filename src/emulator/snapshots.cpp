@@ -54,7 +54,7 @@ std::optional<snapshot_record> parse_record(fs::path const& dir)
     r.memory = mem && mem->is_bool() && mem->as_bool() && gvisor_has_memory_image(dir);
     auto const* t = o.if_contains("template");
     if (r.key != dir.filename().string() || !t || !t->is_object()) return std::nullopt;
-    auto spec = parse_template(str("templateID"), json::serialize(*t), ns_limits{});
+    auto spec = parse_template(str("templateID"), json::serialize(*t), cgroup_limits{});
     if (!spec) return std::nullopt;
     r.spec = std::move(*spec);
     r.spec.rootfs = dir / "root";

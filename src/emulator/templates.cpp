@@ -54,7 +54,8 @@ std::string template_file_id(std::string_view id)
     return ok ? std::string(id) : std::string();
 }
 
-result<template_spec> parse_template(std::string const& id, std::string const& json_text, ns_limits const& base_limits)
+result<template_spec> parse_template(std::string const& id, std::string const& json_text,
+                                     cgroup_limits const& base_limits)
 {
     boost::system::error_code ec;
     auto v = json::parse(json_text, ec);
@@ -117,7 +118,8 @@ std::string template_json(template_spec const& t)
     return json::serialize(o);
 }
 
-result<template_spec> find_template(fs::path const& templates_dir, std::string_view id, ns_limits const& base_limits)
+result<template_spec> find_template(fs::path const& templates_dir, std::string_view id,
+                                    cgroup_limits const& base_limits)
 {
     auto const file_id = template_file_id(id);
     auto unknown = [&] { return error(errc::not_found, "template '" + std::string(id) + "' not found", {"template"}); };

@@ -40,7 +40,7 @@ struct template_spec {
     bool from_snapshot = false;  ///< rootfs is a snapshot's copy (owners are ids inside a sandbox)
     /// A snapshot with a gVisor memory image: its directory (memory/, boot_id); empty: files only.
     std::filesystem::path memory_snapshot;
-    ns_limits limits;           ///< cpu, memory, pids
+    cgroup_limits limits;       ///< cpu, memory, pids
     std::uint32_t disk_mb = 0;  ///< 0: the state dir's filesystem size
     std::string user = "user";  ///< default user: "user" or "root"
     std::map<std::string, std::string> env_vars;
@@ -54,10 +54,11 @@ std::string template_file_id(std::string_view id);
 /// templates_dir/<id>.json. Errors: not_found (no such template), invalid_argument (its
 /// file is malformed; the message says what is wrong).
 result<template_spec> find_template(std::filesystem::path const& templates_dir, std::string_view id,
-                                    ns_limits const& base_limits);
+                                    cgroup_limits const& base_limits);
 
 /// Parses one template file's JSON text (exposed for tests). `id` is what the info reports.
-result<template_spec> parse_template(std::string const& id, std::string const& json_text, ns_limits const& base_limits);
+result<template_spec> parse_template(std::string const& id, std::string const& json_text,
+                                     cgroup_limits const& base_limits);
 
 /// The template file's JSON text for `t` (what parse_template reads back), without its rootfs.
 std::string template_json(template_spec const& t);
