@@ -44,7 +44,8 @@ int main()
         opts.api_key = key;
     } else {
         local::server_options so;
-        so.api_key = "local-" + std::to_string(std::random_device()());  // loopback only, still not guessable
+        std::random_device rd;  // 64 bits: the port is loopback only, but other local users could try keys
+        so.api_key = "local-" + std::to_string(rd()) + std::to_string(rd());
         opts.api_key = so.api_key;
         embedded.emplace(ioc.get_executor(), so);
         if (auto started = embedded->start(); !started) {

@@ -22,9 +22,7 @@
 #include <algorithm>
 #include <csignal>
 #include <fcntl.h>
-#include <fstream>
 #include <sched.h>
-#include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
