@@ -168,20 +168,21 @@ json::object detail_json(server_state const& st, sandbox const& sb, bool detail)
         o["envd"] = sb.agent ? "in-sandbox" : "in-server";  // namespaces: prism-e2b-envd inside the sandbox
         // What the engine enforces for this sandbox (false: not enforced here, see docs/local-server.md).
         json::object enforced;
-        bool const contained = sb.isolation == "namespaces" || sb.isolation == "gvisor";
-        enforced["rootless"] = contained && st.rootless;
-        enforced["distinctUsers"] = contained ? !st.rootless : ::geteuid() == 0;  // root and "user" differ
+        auto const engine = st.engine->enforced();
+        enforced["rootless"] = engine.rootless;
+        enforced["distinctUsers"] = engine.distinct_users;  // root and "user" differ
         enforced["memoryLimit"] = !sb.limit_cgroups.empty();
         enforced["cpuLimit"] = !sb.limit_cgroups.empty();
-        enforced["pidsLimit"] = !sb.limit_cgroups.empty() || (contained && st.rootless);
+        enforced["pidsLimit"] = !sb.limit_cgroups.empty() || engine.pids_limited;
         enforced["diskQuota"] = sb.disk_mb != 0;
         o["isolationEnforced"] = std::move(enforced);
         std::lock_guard lk(sb.mutex);
         if (sb.state == sandbox_state::paused)
             o["pauseKind"] =
                 sb.paused_with_memory ? (sb.freeze_method.empty() ? "memory" : sb.freeze_method) : "filesystem";
-        if (sb.state == sandbox_state::paused && sb.paused_with_memory && sb.freeze_method == "checkpoint")
-            o["memorySnapshotBytes"] = gvisor_memory_image_bytes(sb.dir);  // gvisor: the image on disk
+        if (sb.state == sandbox_state::paused && sb.paused_with_memory)
+            if (auto const bytes = st.engine->memory_image_bytes(sb))
+                o["memorySnapshotBytes"] = *bytes;  // its memory image on disk
     }
     return o;
 }
@@ -229,9 +230,7 @@ std::optional<std::string> get_volume_mounts(server_state const& st, json::objec
     if (!it->value().is_array()) return std::string("volumeMounts must be an array of {name, path}");
     auto const& arr = it->value().as_array();
     if (arr.empty()) return std::nullopt;
-    if (!(st.engine == "namespaces" && !st.rootless) && st.engine != "gvisor")
-        return "volumeMounts: the " + st.engine + (st.rootless ? " engine of a server not run as root" : " engine") +
-               " cannot mount volumes (the namespaces engine run as root and gvisor can)";
+    if (auto problem = st.engine->volume_mount_problem()) return "volumeMounts: " + *problem;
     for (auto const& m : arr) {
         auto const* mo = m.if_object();
         auto const* name = mo ? mo->if_contains("name") : nullptr;
@@ -663,7 +662,7 @@ asio::awaitable<void> handle_control(std::shared_ptr<server_state> st, http_requ
                 std::lock_guard lk(sb->mutex);
                 procs.swap(sb->processes);
                 sb->running = 0;
-                if (sb->isolation == "namespaces" || sb->isolation == "gvisor") {  // a reboot: new init, boot id
+                if (st->engine->boots()) {  // a reboot: new init, boot id
                     sb->paused_with_memory = false;
                     st->halt_sandbox(*sb);
                 }

@@ -1,6 +1,7 @@
 // prism-e2b-envd: the sandbox's init and the envd agent it runs (envd_agent.hpp).
 #include "emulator/envd_agent.hpp"
 
+#include "emulator/engines/engine_factory.hpp"
 #include "emulator/envd_agent_socket.hpp"
 #include "emulator/http_listener.hpp"
 #include "emulator/server_state.hpp"
@@ -113,12 +114,12 @@ int serve(agent_config const& cfg)
     st->ex = ioc.get_executor();
     st->opts.max_file_bytes = cfg.max_file_bytes;
     st->opts.envd_version = cfg.envd_version;
-    st->engine = "agent";
+    st->engine = engine_inside_sandbox();
     auto sb = std::make_shared<sandbox>();
     sb->id = cfg.sandbox_id;
     sb->root = "/";
     sb->root_fd = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    sb->isolation = "agent";
+    sb->isolation = std::string(st->engine->name());
     sb->env_vars = cfg.env_vars;
     sb->default_user = cfg.default_user;
     sb->started_at = std::chrono::system_clock::now();

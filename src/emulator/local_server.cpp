@@ -4,10 +4,9 @@
 #include <prism_e2b/local_server.hpp>
 #include <prism_e2b/redactor.hpp>
 
-#include "emulator/engine_capabilities.hpp"
+#include "emulator/engines/engine_factory.hpp"
 #include "emulator/envd_agent.hpp"
 #include "emulator/envd_proxy.hpp"
-#include "emulator/gvisor_engine.hpp"
 #include "emulator/http_listener.hpp"
 #include "emulator/ledger.hpp"
 #include "emulator/sandbox_fs.hpp"
@@ -47,35 +46,6 @@ using namespace detail;
 
 namespace {
 
-/// Can a child get its own mount namespace with the sandbox directories bound
-/// over /workspace, /home/user and /tmp? Tried for real in a throw-away child.
-bool probe_mount_namespace(fs::path const& probe_dir)
-{
-    std::error_code ec;
-    for (char const* d : {"/workspace", "/home/user"})
-        if (!fs::exists(d, ec) && (::mkdir(d, 0755) != 0 && errno != EEXIST)) return false;
-    fs::create_directories(probe_dir, ec);
-    std::string const src = probe_dir.string();
-    pid_t pid = ::fork();
-    if (pid < 0) return false;
-    if (pid == 0) {
-        // Raw exit_group: nothing in the child may run the host's (or a sanitizer's) exit hooks.
-        int code = 0;
-        if (::unshare(CLONE_NEWNS) != 0)
-            code = 1;
-        else if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-            code = 2;
-        else if (::mount(src.c_str(), "/workspace", nullptr, MS_BIND | MS_REC, nullptr) != 0)
-            code = 3;
-        ::syscall(SYS_exit_group, code);
-        ::_exit(code);  // not reached
-    }
-    int st = 0;
-    ::waitpid(pid, &st, 0);
-    fs::remove_all(probe_dir, ec);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
 /// The cgroup v1 freezer hierarchy, if mounted and writable. Also removes what
 /// servers that died without stop() left behind.
 std::string probe_freezer(std::string const& state_dir)
@@ -113,21 +83,6 @@ void write_account_files(server_state& st)
         st.passwd_file = (dir / "passwd").string();
         st.group_file = (dir / "group").string();
     }
-}
-
-/// Why the gvisor engine cannot run here (empty: it can; the cgroup roots are then made).
-std::string gvisor_problem(server_state& st, std::string const& owner)
-{
-    if (!st.opts.isolate) return "isolation is switched off";
-    if (::geteuid() != 0) return "it needs root";
-    st.runsc = {find_runsc(), st.state_dir / "runsc"};
-    if (st.runsc.program.empty()) return "runsc was not found (install the runsc package, or set PRISM_E2B_RUNSC)";
-    st.envd_agent = find_envd_agent();
-    if (st.envd_agent.empty()) return "prism-e2b-envd was not found (next to the executable, or set PRISM_E2B_ENVD)";
-    if (!st.ns_cgroups.create(owner)) return "the cgroup-v1 memory, pids and cpu controllers are not all available";
-    if (auto probed = probe_gvisor(st.runsc, st.state_dir / "probe-gv", st.envd_agent); !probed)
-        return probed.error().message();
-    return {};
 }
 
 /// "49983-<id>.<domain>" -> id.
@@ -310,21 +265,6 @@ result<void> server::start()
                      {"start"});
     }
 
-    auto const& wanted = st.opts.engine;
-    if (!wanted.empty() && wanted != "namespaces" && wanted != "gvisor" && wanted != "mount-namespace" &&
-        wanted != "none")
-        return error(errc::invalid_argument,
-                     "unknown engine \"" + wanted + "\" (namespaces, gvisor, mount-namespace, none)", {"start"});
-    // Chosen explicitly or not at all: never a weaker engine than the default behind the operator's back.
-    std::string const engine = !st.opts.isolate ? "none" : wanted.empty() ? "namespaces" : wanted;
-    // Engines that run sandbox code under host ids (not mapped ones) need to traverse to the
-    // sandboxes' directories; with namespaces they stay the server's alone.
-    bool const host_ids_reach_sandboxes = engine != "namespaces";
-    for (auto const& d : {st.state_dir, st.state_dir / "sandboxes"})
-        if (host_ids_reach_sandboxes)
-            ::chmod(d.c_str(), 0711);
-        else if (d != st.state_dir)
-            ::chmod(d.c_str(), 0700);
     // Cgroup roots of a server that died on this state dir, holding sandboxes restore_from_ledger()
     // adopts: this server removes them when it stops.
     for (auto const& rec : ledger_read_all(ledger_dir(st.state_dir))) {
@@ -341,47 +281,21 @@ result<void> server::start()
     }
     // Only a state dir that outlives this server can take its sandboxes back after a crash.
     std::string const owner = st.owns_state_dir ? std::string() : st.state_dir.string();
-    auto const set_limits = [&st] {
+    auto engine = start_isolation_engine({st.opts.engine, st.opts.isolate, st.state_dir, owner});
+    if (!engine) return engine.error();
+    st.engine = std::move(*engine);
+    // Engines that run sandbox code under host ids (not mapped ones) need to traverse to the
+    // sandboxes' directories; with namespaces they stay the server's alone.
+    for (auto const& d : {st.state_dir, st.state_dir / "sandboxes"})
+        if (st.engine->host_ids_reach_sandbox_files())
+            ::chmod(d.c_str(), 0711);
+        else if (d != st.state_dir)
+            ::chmod(d.c_str(), 0700);
+    if (st.engine->limits_sandboxes())
         st.ns_defaults = {std::max(1u, st.opts.sandbox_cpu_count),
                           std::max<std::uint32_t>(16, st.opts.sandbox_memory_mb),
                           std::max<std::uint32_t>(8, st.opts.sandbox_max_pids)};
-    };
-    if (engine == "gvisor") {
-        if (auto problem = gvisor_problem(st, owner); !problem.empty()) {
-            for (auto const& d : st.ns_cgroups.all()) ::rmdir(d.c_str());
-            return error(errc::invalid_argument, "the gvisor engine is not available: " + problem, {"start"});
-        }
-        set_limits();
-    } else if (engine == "namespaces") {
-        // Not root: rootless, one mapped id and no cgroups (namespaces_engine.hpp says what that gives up).
-        st.rootless = ::geteuid() != 0;
-        std::string problem;
-        if (st.envd_agent = find_envd_agent(); st.envd_agent.empty())
-            problem = "prism-e2b-envd was not found (next to the executable, or set PRISM_E2B_ENVD)";
-        else if (!st.rootless && !st.ns_cgroups.create(owner))
-            problem = "the cgroup-v1 memory, pids and cpu controllers are not all available";
-        else if (auto probed = probe_namespaces(st.state_dir / "probe-ns", st.envd_agent); !probed)
-            problem = probed.error().message();
-        if (!problem.empty()) {
-            for (auto const& d : st.ns_cgroups.all()) ::rmdir(d.c_str());
-            st.ns_cgroups = {};
-            return error(errc::unsupported,
-                         "the namespaces engine is not available: " + problem +
-                             (wanted.empty() ? "; to run sandboxes with weaker isolation, name the engine "
-                                               "(--engine mount-namespace or --engine none; server_options::engine)"
-                                             : ""),
-                         {"start"});
-        }
-        st.slirp4netns = find_slirp4netns();
-        set_limits();
-    } else if (engine == "mount-namespace") {
-        st.isolation_available = ::geteuid() == 0 && probe_mount_namespace(st.state_dir / "probe");
-        if (!st.isolation_available)
-            return error(errc::invalid_argument, "the mount-namespace engine needs root and mount namespaces",
-                         {"start"});
-    }
-    st.engine = engine;
-    if (st.engine != "none") write_account_files(st);
+    write_account_files(st);  // bound over /etc/passwd and /etc/group by the engines with a mount namespace
     if (st.opts.sandbox_disk_mb) {
         st.disk_quota_problem = sandbox_disk_unavailable();
         if (st.disk_quota_problem.empty())
@@ -456,7 +370,7 @@ void server::stop()
     i.listener->stop();
     st.stop_all();
     if (!st.freezer_root.empty()) remove_cgroup_tree(st.freezer_root);
-    for (auto const& d : st.ns_cgroups.all()) remove_cgroup_tree(d);
+    st.engine->stop();
     for (auto const& [recorded, now] : st.inherited_cgroup_roots) remove_cgroup_tree(now);
     if (st.owns_state_dir) remove_tree(st.state_dir.string());
     st.state_lock = unique_fd();
@@ -486,11 +400,15 @@ std::uint32_t server::peak_concurrent_execs(std::string const& sandbox_id) const
     return sb->peak;
 }
 
-std::string server::isolation() const { return impl_->st->engine; }
+std::string server::isolation() const
+{
+    return impl_->st->engine ? std::string(impl_->st->engine->name()) : std::string("none");
+}
 
 sandbox_capabilities server::capabilities(bool allow_internet_access) const
 {
-    return engine_capabilities(impl_->st->engine, impl_->st->rootless, allow_internet_access);
+    if (!impl_->st->engine) return sandbox_capabilities{};  // not started: nothing attested
+    return impl_->st->engine->capabilities(allow_internet_access);
 }
 
 local::listener_stats server::listener_stats() const

@@ -1,7 +1,7 @@
 // Tree copy with owner translation, and disk usage (sandbox_tree.hpp).
 #include "emulator/sandbox_tree.hpp"
 
-#include "emulator/namespaces_engine.hpp"
+#include "emulator/engines/namespaces/sandbox_init.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/small_files.hpp"
 #include "emulator/system_layer.hpp"

@@ -3,6 +3,7 @@
 
 #include <prism_e2b/redactor.hpp>
 
+#include "emulator/engines/gvisor/runsc.hpp"
 #include "emulator/envd_agent.hpp"
 #include "emulator/host_tool.hpp"
 #include "emulator/ledger.hpp"
@@ -43,13 +44,6 @@ namespace {
 
 /// The server's own registration of a sandbox's access token, released when the sandbox goes.
 std::string token_scope(std::string const& sandbox_id) { return "prism-e2b-local/" + sandbox_id; }
-
-/// The state letter of /proc/<pid>/stat ('R', 'S', 'T', ...), '?' when unknown.
-char process_state(pid_t pid)
-{
-    auto const fields = proc_stat_fields(pid);
-    return fields.empty() || fields[0].empty() ? '?' : fields[0][0];
-}
 
 }  // namespace
 
@@ -107,63 +101,9 @@ void server_state::run_start_command(std::shared_ptr<sandbox> const& sb)
 {
     if (sb->start_cmd.empty()) return;
     auto const user = lookup_user(sb->default_user);
-    if (sb->isolation == "gvisor") {  // started inside the container, as after boot in E2B
-        std::vector<std::string> env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                                        "HOME=" + user->home, "USER=" + user->name, "E2B_SANDBOX=true"};
-        for (auto const& [k, v] : sb->env_vars) env.push_back(k + "=" + v);
-        if (auto started =
-                gvisor_exec_detached(runsc, sb->id, user->uid, user->home, env, {"/bin/bash", "-lc", sb->start_cmd});
-            !started)
-            log(log_level::warning, "prism-e2b-local: the start command of sandbox " + sb->id +
-                                        " did not start: " + started.error().message());
-        return;
-    }
-    process_config cfg;
-    cfg.cmd = "/bin/bash";
-    cfg.args = {"-lc", sb->start_cmd};
-    cfg.tag = "start-command";
-    if (auto p = spawn(sb, std::move(cfg), false, *user); !p)
+    if (auto started = engine->start_command(*this, sb, *user); !started)
         log(log_level::warning,
-            "prism-e2b-local: the start command of sandbox " + sb->id + " did not start: " + p.error().message());
-}
-
-namespace {
-
-/// Copies the sandbox's files with its processes held still: frozen for the copy when it runs.
-/// Owners as the ids inside the sandbox (base 0): a snapshot belongs to no uid range.
-result<void> copy_files_held_still(sandbox& sb, fs::path const& to)
-{
-    bool const running = sb.state == sandbox_state::running;
-    bool frozen = false;
-    if (running && !sb.cgroup_dir.empty()) frozen = freeze_cgroup(sb.cgroup_dir);
-    if (running && !frozen)
-        for (auto& [pid, p] : sb.processes) p->signal(SIGSTOP);
-    auto copied = copy_tree(sb.root, to, 0);
-    if (frozen)
-        thaw_cgroup(sb.cgroup_dir);
-    else if (running)
-        for (auto& [pid, p] : sb.processes) p->signal(SIGCONT);
-    return copied;
-}
-
-}  // namespace
-
-result<void> server_state::checkpoint_gvisor(sandbox& sb, bool& lost_memory)
-{
-    // The pooled connections go after the checkpoint: closing them before would leave sockets
-    // whose host end is closed and the agent has not yet read that, which runsc cannot save.
-    auto saved = gvisor_checkpoint(runsc, sb.id, sb.dir, lost_memory);
-    sb.agent->reset();
-    return saved;
-}
-
-result<void> server_state::restore_gvisor(sandbox& sb)
-{
-    auto spec = gvisor_spec_for(sb);
-    if (!spec) return spec.error();
-    auto restored = gvisor_restore(runsc, *spec);
-    sb.agent->reset();  // the connections from before the checkpoint are gone
-    return restored;
+            "prism-e2b-local: the start command of sandbox " + sb->id + " did not start: " + started.error().message());
 }
 
 result<bool> server_state::capture_snapshot(std::shared_ptr<sandbox> const& sb, fs::path const& to)
@@ -172,62 +112,10 @@ result<bool> server_state::capture_snapshot(std::shared_ptr<sandbox> const& sb, 
     auto taken = [&]() -> result<bool> {
         std::lock_guard lk(sb->mutex);  // nothing starts, pauses or resumes meanwhile
         if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"snapshot"});
-        return capture_locked(*sb, to, paused_now);
+        return engine->capture(*this, *sb, to, paused_now);
     }();
     if (paused_now) persist(*sb);
     return taken;
-}
-
-result<bool> server_state::capture_locked(sandbox& sb, fs::path const& to, bool& paused_now)
-{
-    bool const running = sb.state == sandbox_state::running;
-    bool const checkpointed = sb.state == sandbox_state::paused && sb.paused_with_memory &&
-                              sb.freeze_method == "checkpoint" && gvisor_has_memory_image(sb.dir);
-    if (sb.isolation != "gvisor" || (!running && !checkpointed)) {
-        if (auto copied = copy_files_held_still(sb, to / "root"); !copied) return copied.error();
-        return false;
-    }
-    bool lost_memory = false;
-    if (auto saved = running ? checkpoint_gvisor(sb, lost_memory) : result<void>{}; !saved) {
-        if (!lost_memory) {  // runsc refused before it stopped anything (a host socket it cannot save)
-            log(log_level::warning, "prism-e2b-local: the snapshot of sandbox " + sb.id +
-                                        " holds its files only: " + saved.error().message());
-            if (auto copied = copy_files_held_still(sb, to / "root"); !copied) return copied.error();
-            return false;
-        }
-        auto booted = boot_sandbox(sb);  // the container is gone with its memory: boot it again
-        return error(errc::server_error,
-                     saved.error().message() + (booted ? "; the sandbox booted again from its files"
-                                                       : "; it could not boot again: " + booted.error().message()),
-                     {"snapshot"});
-    }
-    // The container is stopped now: its files and image are still.
-    auto copied = copy_tree(sb.root, to / "root", 0);
-    if (copied) copied = gvisor_copy_memory_image(sb.dir, to);
-    if (running) {
-        if (auto restored = restore_gvisor(sb); !restored) {  // its memory is still on disk: paused
-            sb.state = sandbox_state::paused;
-            sb.paused_with_memory = true;
-            sb.freeze_method = "checkpoint";
-            paused_now = true;
-            return error(errc::server_error,
-                         "the sandbox could not run on after its snapshot, it is paused (its memory on disk): " +
-                             restored.error().message(),
-                         {"snapshot"});
-        }
-    }
-    if (!copied) return copied.error();
-    return true;
-}
-
-result<void> server_state::restore_snapshot_memory(sandbox& sb, fs::path const& snapshot_dir)
-{
-    if (auto copied = gvisor_copy_memory_image(snapshot_dir, sb.dir); !copied) return copied;
-    if (auto restored = restore_gvisor(sb); !restored) {
-        gvisor_destroy(runsc, sb.id, sb.dir, true);
-        return restored;
-    }
-    return result<void>{};
 }
 
 asio::awaitable<void> handle_envd(std::shared_ptr<server_state> st, std::shared_ptr<sandbox> sb, http_request req,
@@ -304,13 +192,7 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
     secret_redactor::global().add(sb->access_token, token_scope(sb->id));
     sb->dir = state_dir / "sandboxes" / sb->id;
     sb->root = sb->dir / "root";
-    bool const ns = engine == "namespaces";
-    bool const gv = engine == "gvisor";
-    if (ns && !rootless) {
-        auto ids = uid_range::reserve();
-        if (!ids) return ids.error();
-        sb->ids = std::move(*ids);
-    }
+    if (auto reserved = engine->reserve_ids(*sb); !reserved) return reserved.error();
     std::error_code ec;
     // Its writable directories on a file system of the template's size, mounted before anything is put there.
     if (std::uint32_t const quota = tpl.disk_mb ? tpl.disk_mb : opts.sandbox_disk_mb; disk_images && quota) {
@@ -345,8 +227,8 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
             return seeded.error();
         }
     // Traversable (not listable) for the engines whose commands run under host ids; the
-    // namespaces engine's init reaches them with the server's ids (namespaces_engine.cpp).
-    for (auto const& d : {sb->dir, sb->root}) ::chmod(d.c_str(), ns ? 0700 : 0711);
+    // namespaces engine's init reaches them with the server's ids (sandbox_init.cpp).
+    for (auto const& d : {sb->dir, sb->root}) ::chmod(d.c_str(), engine->host_ids_reach_sandbox_files() ? 0711 : 0700);
     sb->root_fd = ::open(sb->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (sb->root_fd < 0) {
         remove_sandbox_files(sb->dir);
@@ -356,36 +238,29 @@ result<std::shared_ptr<sandbox>> server_state::create_sandbox(
         std::string dir = freezer_root + "/" + sb->id;
         if (::mkdir(dir.c_str(), 0755) == 0) sb->cgroup_dir = dir;
     }
-    sb->isolation = engine;
+    sb->isolation = std::string(engine->name());
     bool memory_restored = false;
-    sb->internet = allow_internet && !gv;  // gVisor sandboxes have no network (runsc cannot checkpoint the host's)
+    sb->internet = allow_internet && engine->allows_internet();
     // The template's env vars, overridden by the create's (the agent is told them when it boots).
     sb->env_vars = tpl.env_vars;
     for (auto& [k, v] : env_vars) sb->env_vars[k] = std::move(v);
-    if (ns || gv) {
-        if (!rootless) {  // rootless: no cgroups of its own (the pids limit is an rlimit)
-            auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
-            if (!cgroups) {
-                if (!sb->cgroup_dir.empty()) ::rmdir(sb->cgroup_dir.c_str());
-                remove_sandbox_files(sb->dir);
-                return cgroups.error();
-            }
-            sb->limit_cgroups = std::move(*cgroups);
-        }
-        sb->boot_id_file = sb->dir / "boot_id";
-        sb->agent = std::make_shared<agent_pool>(gv ? gvisor_agent_socket(sb->dir) : sb->dir / "envd.sock");
-        if (ns) sb->stage = sb->dir / "stage";
-        if (ns) fs::create_directories(sb->stage, ec);
+    if (auto limited = engine->limit(*sb); !limited) {
+        if (!sb->cgroup_dir.empty()) ::rmdir(sb->cgroup_dir.c_str());
+        remove_sandbox_files(sb->dir);
+        return limited.error();
+    }
+    engine->attach(*sb);
+    {
         std::lock_guard lk(sb->mutex);
-        if (gv && !tpl.memory_snapshot.empty()) {  // the snapshot's processes go on in the new sandbox
-            auto restored = restore_snapshot_memory(*sb, tpl.memory_snapshot);
+        if (engine->checkpoints_memory() && !tpl.memory_snapshot.empty()) {  // its processes go on in the new sandbox
+            auto restored = engine->restore_memory(*this, *sb, tpl.memory_snapshot);
             if (!restored)
                 log(log_level::warning,
                     "prism-e2b-local: sandbox " + sb->id + " from snapshot " + tpl.id +
                         " boots from its files: its memory was not restored: " + restored.error().message());
             memory_restored = static_cast<bool>(restored);
         }
-        if (auto booted = memory_restored ? result<void>{} : boot_sandbox(*sb); !booted) {
+        if (auto booted = memory_restored ? result<void>{} : engine->boot(*this, *sb); !booted) {
             for (auto const& d : sb->limit_cgroups) ::rmdir(d.c_str());
             if (!sb->cgroup_dir.empty()) ::rmdir(sb->cgroup_dir.c_str());
             remove_sandbox_files(sb->dir);
@@ -418,7 +293,7 @@ agent_config server_state::agent_config_for(sandbox const& sb) const
     cfg.default_user = sb.default_user;
     cfg.max_file_bytes = opts.max_file_bytes;
     cfg.envd_version = opts.envd_version;
-    if (sb.isolation == "gvisor") cfg.listen_path = gvisor_socket_in_container;
+    engine->configure_agent(cfg);
     // A stream per process it can run, and room for unary calls and file transfers beside them.
     cfg.max_connections = std::size_t{sb.limits.max_pids} + 256;
     return cfg;
@@ -435,75 +310,6 @@ result<std::pair<fs::path, fs::path>> server_state::system_layer_for(sandbox con
     return std::pair{layer, std::move(*etc)};
 }
 
-result<gvisor_boot_spec> server_state::gvisor_spec_for(sandbox const& sb) const
-{
-    gvisor_boot_spec spec;
-    spec.id = sb.id;
-    spec.dir = sb.dir;
-    spec.root = sb.root;
-    spec.boot_id_file = sb.boot_id_file;
-    spec.passwd_file = passwd_file;
-    spec.group_file = group_file;
-    spec.hostname = "e2b-" + sb.id.substr(0, 8);
-    spec.agent_path = envd_agent;
-    spec.agent_config = boost::json::serialize(agent_config_for(sb).to_json());
-    spec.cgroup_dirs = sb.limit_cgroups;
-    if (!sb.cgroup_dir.empty()) spec.cgroup_dirs.push_back(sb.cgroup_dir);
-    spec.limits = sb.limits;
-    for (auto const& m : sb.volume_mounts) spec.volumes.push_back({volumes.data_dir(m.volume_id), m.path});
-    auto layer = system_layer_for(sb, spec.hostname);
-    if (!layer) return layer.error();
-    std::tie(spec.system_layer, spec.system_etc) = std::move(*layer);
-    return spec;
-}
-
-result<void> server_state::boot_sandbox(sandbox& sb)
-{
-    if (!write_boot_id(sb.boot_id_file))
-        return error(errc::server_error, "cannot write the sandbox's boot id", {"create"});
-    if (sb.isolation == "gvisor") {
-        auto spec = gvisor_spec_for(sb);
-        if (!spec) return spec.error();
-        auto booted = gvisor_boot(runsc, *spec);
-        if (booted) sb.agent->reset();
-        return booted;
-    }
-    ns_boot_spec spec;
-    spec.sandbox_root = sb.root;
-    spec.stage = sb.stage;
-    spec.boot_id_file = sb.boot_id_file;
-    spec.passwd_file = passwd_file;
-    spec.group_file = group_file;
-    spec.hostname = "e2b-" + sb.id.substr(0, 8);
-    // With internet access: its own network namespace behind slirp4netns when this machine
-    // has it (no host loopback), else the host's network.
-    spec.new_network = !sb.internet || !slirp4netns.empty();
-    if (sb.internet) spec.user_network = slirp4netns;
-    spec.uid_base = sb.ids.base();
-    spec.rootless = rootless;
-    spec.max_pids = sb.limits.max_pids;
-    spec.cgroup_dirs = sb.limit_cgroups;
-    if (!sb.cgroup_dir.empty()) spec.cgroup_dirs.push_back(sb.cgroup_dir);
-    spec.agent_path = envd_agent;
-    spec.agent_config = boost::json::serialize(agent_config_for(sb).to_json());
-    for (auto const& m : sb.volume_mounts) spec.volumes.push_back({volumes.data_dir(m.volume_id), m.path});
-    if (!rootless) {  // its own writable system (idmapped mounts need a server run as root)
-        auto layer = system_layer_for(sb, spec.hostname);
-        if (!layer) return layer.error();
-        std::tie(spec.system_layer, spec.system_etc) = std::move(*layer);
-    }
-    // Bound before the init exists, so the server can connect at once (the backlog holds
-    // connections until the agent accepts) and again after a restart of its own.
-    auto listening = listen_agent_socket(sb.agent->socket_path());
-    if (!listening) return listening.error();
-    spec.agent_listen_fd = listening->get();
-    auto init = start_sandbox_init(spec);
-    if (!init) return init.error();
-    sb.agent->reset();
-    sb.init = std::move(*init);
-    return result<void>{};
-}
-
 void server_state::remove_sandbox_files(fs::path const& dir) const
 {
     unmount_system_overlays(gvisor_system_mounts(dir));  // a gvisor sandbox's, left by a boot that failed
@@ -513,16 +319,8 @@ void server_state::remove_sandbox_files(fs::path const& dir) const
 
 void server_state::halt_sandbox(sandbox& sb)
 {
-    if (sb.isolation == "gvisor") {
-        gvisor_destroy(runsc, sb.id, sb.dir, true);
-        if (sb.agent) sb.agent->reset();
-        return;
-    }
-    if (sb.init.pid <= 0) return;
-    pid_t const pid = sb.init.pid;
-    ::kill(pid, SIGKILL);
-    sb.init = ns_init{};
-    if (sb.agent) sb.agent->reset();
+    pid_t const pid = engine->halt(sb);
+    if (pid <= 0) return;
     // The init exits once every process of its pid namespace is gone (and reaped by
     // their watchers): reap it without blocking an io thread.
     asio::co_spawn(
@@ -612,32 +410,11 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
         if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"pause"});
         if (sb->state != sandbox_state::running)
             return error(errc::conflict, "sandbox " + sb->id + " is already paused", {"pause"});
-        if (memory && sb->isolation == "gvisor") {  // a real memory snapshot, on disk
-            bool lost_memory = false;
-            auto saved = checkpoint_gvisor(*sb, lost_memory);
-            if (!saved && !lost_memory) {  // it runs on
-                log(log_level::warning,
-                    "prism-e2b-local: sandbox " + sb->id + " was not paused: " + saved.error().message());
-                return saved.error();
-            }
-            if (!saved) failed_snapshot = saved.error();  // the container is gone, its files are kept
-            sb->freeze_method = "checkpoint";
-        } else if (memory) {
-            bool frozen = false;
-            if (!sb->cgroup_dir.empty()) frozen = freeze_cgroup(sb->cgroup_dir);
-            if (frozen) {
-                sb->freeze_method = "cgroup-freezer";
-            } else if (sb->isolation == "namespaces") {  // its init, agent and processes
-                for (pid_t p : sandbox_pids(sb->init, sb->limit_cgroups)) ::kill(p, SIGSTOP);
-                sb->freeze_method = "sigstop";
-            } else {
-                for (auto& [pid, p] : sb->processes) p->signal(SIGSTOP);
-                // A stop lands asynchronously: answer once the group leaders report it.
-                for (auto& [pid, p] : sb->processes)
-                    for (int i = 0; i < 200 && !p->ended() && process_state(static_cast<pid_t>(pid)) != 'T'; ++i)
-                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                sb->freeze_method = "sigstop";
-            }
+        if (memory) {
+            auto held = engine->pause_with_memory(*this, *sb);
+            if (!held) return held.error();                // it runs on
+            if (held->lost) failed_snapshot = held->lost;  // paused as without memory: its files are kept
+            sb->freeze_method = held->method;
         } else {
             killed.swap(sb->processes);
             sb->running = 0;
@@ -675,18 +452,10 @@ result<void> server_state::resume_locked(sandbox& sbr, std::chrono::seconds time
     std::lock_guard lk(sb->mutex);
     if (sb->state != sandbox_state::paused) return result<void>{};
     if (sb->paused_with_memory) {
-        if (sb->freeze_method == "checkpoint") {
-            if (auto restored = restore_gvisor(*sb); !restored) return restored.error();
-        } else if (sb->freeze_method == "cgroup-freezer")
-            thaw_cgroup(sb->cgroup_dir);
-        else if (sb->isolation == "namespaces")
-            for (pid_t p : sandbox_pids(sb->init, sb->limit_cgroups)) ::kill(p, SIGCONT);
-        else
-            for (auto& [pid, p] : sb->processes) p->signal(SIGCONT);
+        if (auto resumed = engine->resume_with_memory(*this, *sb); !resumed) return resumed.error();
     } else {
         if (!sb->cgroup_dir.empty()) thaw_cgroup(sb->cgroup_dir);  // processes killed while frozen can now die
-        if (sb->isolation == "namespaces" || sb->isolation == "gvisor")
-            if (auto booted = boot_sandbox(*sb); !booted) return booted.error();
+        if (auto booted = engine->boot(*this, *sb); !booted) return booted.error();
     }
     sb->state = sandbox_state::running;
     sb->end_at = std::chrono::system_clock::now() + timeout;
@@ -715,9 +484,7 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
     spec.cmd = cfg.cmd;
     spec.args = cfg.args;
     spec.open_stdin = open_stdin;
-    bool const joined = sb->isolation == "namespaces";
-    bool const inside = sb->isolation == "agent";  // the envd agent: already in the sandbox's namespaces
-    bool const ns = joined || inside || sb->isolation == "mount-namespace";
+    bool const ns = engine->own_mount_namespace();
     std::map<std::string, std::string> env = {
         {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
         {"HOME", user.uid == 0 ? user.home : (ns ? std::string(sandbox_home) : (sb->root / "home/user").string())},
@@ -732,31 +499,8 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
     for (auto const& [k, v] : sb->env_vars) env[k] = v;
     for (auto const& [k, v] : cfg.envs) env[k] = v;
     for (auto const& [k, v] : env) spec.env.push_back(k + "=" + v);
-    if (joined) {
-        spec.chdir_to = *cwd;
-        spec.join_namespaces = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC;
-        if (!sb->internet || !slirp4netns.empty()) spec.join_namespaces |= CLONE_NEWNET;
-        for (auto const& d : sb->limit_cgroups) spec.cgroup_procs.push_back(d + "/cgroup.procs");
-    } else if (inside) {
-        spec.chdir_to = *cwd;
-    } else if (ns) {
-        spec.chdir_to = *cwd;
-        spec.binds = {{(sb->root / "workspace").string(), "/workspace"},
-                      {(sb->root / "home/user").string(), "/home/user"}};
-        if (!passwd_file.empty()) {
-            spec.binds.emplace_back(passwd_file, "/etc/passwd");
-            spec.binds.emplace_back(group_file, "/etc/group");
-        }
-        spec.binds.emplace_back((sb->root / "tmp").string(), "/tmp");  // last: the sources may live under /tmp
-    } else {
-        spec.chdir_to = host_path_for_cwd(*sb, *cwd);
-    }
+    engine->place(*this, *sb, spec, *cwd, user);
     if (!sb->cgroup_dir.empty()) spec.cgroup_procs.push_back(sb->cgroup_dir + "/cgroup.procs");
-    // Otherwise every command runs as the server's (or, rootless, the agent's) own user.
-    if (joined || ::geteuid() == 0) {
-        spec.uid = user.uid;
-        spec.gid = user.gid;
-    }
     spec.pty = pty;
     if (cfg.cwd) cfg.cwd = *cwd;
 
@@ -767,7 +511,7 @@ result<std::shared_ptr<process>> server_state::spawn(std::shared_ptr<sandbox> co
         if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"process.Start"});
         if (sb->state != sandbox_state::running)
             return error(errc::paused, "sandbox " + sb->id + " is paused", {"process.Start"});
-        if (joined) spec.join_pidfd = sb->init.pidfd.get();
+        engine->join(*sb, spec);
         auto r = process::spawn(ex, spec, std::move(cfg), [weak](process& pr) {
             if (auto s = weak.lock()) {
                 std::lock_guard lk2(s->mutex);
@@ -827,8 +571,8 @@ void server_state::restore_from_ledger()
         auto skip = [&](std::string const& why) {
             log(log_level::warning, "prism-e2b-local: cannot take back sandbox " + sb->id + ": " + why);
         };
-        if (str("isolation") != engine) {
-            skip("it ran on the " + str("isolation") + " engine, this server runs " + engine);
+        if (str("isolation") != engine->name()) {
+            skip("it ran on the " + str("isolation") + " engine, this server runs " + std::string(engine->name()));
             continue;
         }
         sb->template_id = str("templateID");
@@ -853,7 +597,7 @@ void server_state::restore_from_ledger()
             ledger_remove(ledger, sb->id);
             continue;
         }
-        sb->isolation = engine;
+        sb->isolation = std::string(engine->name());
         sb->internet = flag("internet");
         std::vector<std::string> recorded;  // its cgroups, where they are now
         if (auto const* v = rec.if_contains("cgroups"); v && v->is_array())
@@ -890,83 +634,32 @@ void server_state::restore_from_ledger()
         bool const was_running = str("state") == "running";
         sb->state = was_running ? sandbox_state::running : sandbox_state::paused;
         sb->paused_with_memory = false;
-        bool adopted = false;
-        if (engine == "namespaces") {
-            if (!rootless) {
-                auto ids = uid_range::reserve_exact(static_cast<uid_t>(num("uidBase")));
-                if (!ids) {
-                    skip(ids.error().message());
-                    continue;
-                }
-                sb->ids = std::move(*ids);
-            }
-            sb->stage = sb->dir / "stage";
-            sb->boot_id_file = sb->dir / "boot_id";
-            sb->agent = std::make_shared<agent_pool>(sb->dir / "envd.sock");
-            // The init and its agent outlived the server: running with their processes, or frozen.
-            if (recorded.size() == 3) {
-                if (auto init = adopt_sandbox_init(static_cast<pid_t>(num("initPid")), recorded[0])) {
-                    bool const answers =
-                        !was_running || agent_get(sb->agent->socket_path(), "/health", std::chrono::seconds(5));
-                    if (!answers)
-                        log(log_level::warning,
-                            "prism-e2b-local: the envd of sandbox " + sb->id + " does not answer: it boots again");
-                    if (answers) {
-                        sb->init = std::move(*init);
-                        sb->limit_cgroups = recorded;
-                        sb->cgroup_dir = freezer;
-                        sb->paused_with_memory = !was_running && flag("pausedWithMemory");
-                        sb->freeze_method = str("freezeMethod");
-                        adopted = true;
-                    }
-                }
-            }
-            if (!adopted && was_running && num("initPid") > 0 && recorded.size() == 3 &&
-                !adopt_sandbox_init(static_cast<pid_t>(num("initPid")), recorded[0]))
-                log(log_level::warning, "prism-e2b-local: the init of sandbox " + sb->id +
-                                            " is gone (killed with its cgroups?): it boots again");
-            if (!adopted) {  // what is left of it goes; it boots again (running) or stays paused on disk
-                for (auto const& d : recorded) remove_cgroup_tree(d);
-                if (!freezer.empty()) remove_cgroup_tree(freezer);
-            }
-        } else if (engine == "gvisor") {
-            sb->boot_id_file = sb->dir / "boot_id";
-            sb->agent = std::make_shared<agent_pool>(gvisor_agent_socket(sb->dir));
-            // Its container outlived the server (running), or its memory image is on disk (paused).
-            if (recorded.size() == 3) {
-                if (was_running)
-                    adopted = gvisor_status(runsc, sb->id) == "running" &&
-                              agent_get(sb->agent->socket_path(), "/health", std::chrono::seconds(5)).has_value();
-                else
-                    adopted = flag("pausedWithMemory") && gvisor_has_memory_image(sb->dir);
-            }
-            if (adopted) {
-                sb->limit_cgroups = recorded;
-                sb->cgroup_dir = freezer;
-                sb->paused_with_memory = !was_running;
-                sb->freeze_method = str("freezeMethod");
-            } else {  // it boots again (running) or stays paused with its files
-                gvisor_destroy(runsc, sb->id, sb->dir, true);
-                for (auto const& d : recorded) remove_cgroup_tree(d);
-                if (!freezer.empty()) remove_cgroup_tree(freezer);
-            }
+        left_behind left;
+        left.was_running = was_running;
+        left.paused_with_memory = flag("pausedWithMemory");
+        left.freeze_method = str("freezeMethod");
+        left.init_pid = static_cast<pid_t>(num("initPid"));
+        left.uid_base = static_cast<uid_t>(num("uidBase"));
+        left.cgroups = std::move(recorded);
+        left.freezer_cgroup = freezer;
+        engine->attach(*sb);
+        auto const adopted = engine->adopt(*this, *sb, left);
+        if (!adopted) {
+            skip(adopted.error().message());
+            continue;
         }
-        if (!adopted && freezer_available) {
+        if (!*adopted && freezer_available) {
             std::string dir = freezer_root + "/" + sb->id;
             if (::mkdir(dir.c_str(), 0755) == 0) sb->cgroup_dir = dir;
         }
-        if ((engine == "namespaces" || engine == "gvisor") && !adopted) {
-            if (!rootless) {
-                auto cgroups = create_sandbox_cgroups(ns_cgroups, sb->id, sb->limits);
-                if (!cgroups) {
-                    skip(cgroups.error().message());
-                    continue;
-                }
-                sb->limit_cgroups = std::move(*cgroups);
+        if (!*adopted) {
+            if (auto limited = engine->limit(*sb); !limited) {
+                skip(limited.error().message());
+                continue;
             }
             if (was_running) {
                 std::lock_guard lk(sb->mutex);
-                if (auto booted = boot_sandbox(*sb); !booted) {
+                if (auto booted = engine->boot(*this, *sb); !booted) {
                     skip(booted.error().message());
                     continue;
                 }
@@ -978,9 +671,9 @@ void server_state::restore_from_ledger()
             sandboxes[sb->id] = sb;
         }
         persist(*sb);
-        if (was_running && !adopted) run_start_command(sb);  // a cold boot runs it again
+        if (was_running && !*adopted) run_start_command(sb);  // a cold boot runs it again
         log(log_level::info, "prism-e2b-local: took back sandbox " + sb->id +
-                                 (adopted       ? (was_running ? " (running, its processes alive)" : " (paused)")
+                                 (*adopted      ? (was_running ? " (running, its processes alive)" : " (paused)")
                                   : was_running ? " (running, booted again)"
                                                 : " (paused)"));
     }
@@ -1040,12 +733,7 @@ void server_state::stop_all()
         kill_everything(*sb, procs);
         {
             std::lock_guard lk(sb->mutex);
-            if (sb->init.pid > 0) {
-                ::kill(sb->init.pid, SIGKILL);
-                inits.push_back(sb->init.pid);
-            }
-            sb->init = ns_init{};
-            if (sb->isolation == "gvisor") gvisor_destroy(runsc, sb->id, sb->dir, true);
+            if (pid_t const init = engine->halt(*sb); init > 0) inits.push_back(init);
         }
         procs.clear();
         {

@@ -5,13 +5,13 @@
 
 #include <prism_e2b/local_server.hpp>
 
+#include "emulator/engines/isolation_engine.hpp"
+#include "emulator/engines/namespaces/sandbox_init.hpp"
 #include "emulator/envd_agent.hpp"
 #include "emulator/envd_proxy.hpp"
 #include "emulator/envd_watch.hpp"
 #include "emulator/fault_switches.hpp"
-#include "emulator/gvisor_engine.hpp"
 #include "emulator/http_message.hpp"
-#include "emulator/namespaces_engine.hpp"
 #include "emulator/os_users.hpp"
 #include "emulator/process_runner.hpp"
 #include "emulator/random_ids.hpp"
@@ -60,7 +60,7 @@ struct sandbox {
     std::filesystem::path root;  ///< dir/root: the sandbox's "/"
     int root_fd = -1;            ///< O_PATH descriptor of root, for RESOLVE_IN_ROOT lookups
     std::string cgroup_dir;      ///< freezer cgroup; empty when the freezer is not available
-    std::string isolation;       ///< the engine: "namespaces", "mount-namespace" or "none"
+    std::string isolation;       ///< its engine's name (isolation_engine::name), for the info and the ledger
     bool internet = true;        ///< allow_internet_access; false: an empty network namespace (namespaces)
     // -- namespaces engine only --
     uid_range ids;                           ///< its host uid/gid range
@@ -117,16 +117,9 @@ struct server_state : std::enable_shared_from_this<server_state> {
     bool owns_state_dir = false;
     unique_fd state_lock;          ///< flock on state_dir/server.lock, held while the server runs
     std::filesystem::path ledger;  ///< state_dir/ledger (see ledger.hpp)
-    bool isolation_available = false;
-    /// The engine new sandboxes get: "namespaces", "mount-namespace" or "none".
-    std::string engine = "none";
-    /// namespaces engine run by a server that is not root: one mapped id, no cgroups (namespaces_engine.hpp).
-    bool rootless = false;
-    cgroup_roots ns_cgroups;    ///< namespaces engine: per-server memory, pids and cpu cgroups
+    /// What keeps its sandboxes apart (engines/isolation_engine.hpp); set once at start.
+    std::unique_ptr<isolation_engine> engine;
     cgroup_limits ns_defaults;  ///< the limits every sandbox gets (the template's)
-    std::string envd_agent;     ///< namespaces, gvisor engines: the prism-e2b-envd program each sandbox's init runs
-    std::string slirp4netns;    ///< namespaces engine: user-mode NAT for sandboxes with internet; empty: host network
-    runsc_config runsc;         ///< gvisor engine: the runsc program and its state directory
     /// Cgroup roots of a server that died on this state dir, holding the sandboxes taken back
     /// from it: where the ledger says -> where they are now (take_over_cgroup_root). stop() removes them.
     std::map<std::string, std::string> inherited_cgroup_roots;
@@ -194,12 +187,8 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// paused one stays paused (filesystem), as with the other engines, whose processes die
     /// with the server.
     void restore_from_ledger();
-    /// namespaces, gvisor engines: a cold boot of the sandbox's init (new boot id). Call with sb.mutex held.
-    result<void> boot_sandbox(sandbox& sb);
     /// What the sandbox's envd agent is told when it boots.
     agent_config agent_config_for(sandbox const& sb) const;
-    /// gvisor engine: what the sandbox's container is made of (gvisor_engine.hpp).
-    result<gvisor_boot_spec> gvisor_spec_for(sandbox const& sb) const;
     /// Its writable system (system_layer.hpp) made ready for a boot: the layer and the copy of /etc.
     result<std::pair<std::filesystem::path, std::filesystem::path>> system_layer_for(sandbox const& sb,
                                                                                      std::string const& hostname) const;
@@ -213,22 +202,11 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// (killed), server_error (the copy failed; the sandbox runs on, or is paused with its memory on
     /// disk when it could not be restored after the checkpoint).
     result<bool> capture_snapshot(std::shared_ptr<sandbox> const& sb, std::filesystem::path const& to);
-    /// capture_snapshot with sb.mutex held; `paused_now` is set when it leaves the sandbox paused.
-    result<bool> capture_locked(sandbox& sb, std::filesystem::path const& to, bool& paused_now);
-    /// gvisor engine: a new sandbox (its files already seeded from the snapshot) restored from the
-    /// snapshot's memory image in `snapshot_dir`. Call with sb.mutex held. Errors: server_error.
-    result<void> restore_snapshot_memory(sandbox& sb, std::filesystem::path const& snapshot_dir);
-    /// gvisor engine: gvisor_checkpoint of the running sandbox, then a fresh agent pool (only
-    /// after: see the .cpp). Call with sb.mutex held.
-    result<void> checkpoint_gvisor(sandbox& sb, bool& lost_memory);
-    /// gvisor engine: gvisor_restore of the sandbox from dir/memory, then a fresh agent pool.
-    /// Call with sb.mutex held.
-    result<void> restore_gvisor(sandbox& sb);
     /// Unmounts the disk of the sandbox whose directory is `dir` (if it has one) and removes
     /// that directory, however deep.
     void remove_sandbox_files(std::filesystem::path const& dir) const;
-    /// namespaces engine: ends the sandbox's init; it is reaped in the background. gvisor: deletes
-    /// its container and memory image.
+    /// Ends the sandbox's machine (isolation_engine::halt); an init is reaped in the background.
+    /// Call with sb.mutex held.
     void halt_sandbox(sandbox& sb);
 
     void log(log_level level, std::string const& line) const { log_redacted(opts.logger, level, line); }

@@ -1,7 +1,7 @@
 // The snapshot store (snapshots.hpp).
 #include "emulator/snapshots.hpp"
 
-#include "emulator/gvisor_engine.hpp"
+#include "emulator/engines/gvisor/runsc.hpp"
 #include "emulator/random_ids.hpp"
 #include "emulator/sandbox_fs.hpp"
 #include "emulator/small_files.hpp"

@@ -1,7 +1,7 @@
 // The sandbox's writable system layer: its directories, first files and whiteouts (system_layer.hpp).
 #include "emulator/system_layer.hpp"
 
-#include "emulator/namespaces_engine.hpp"
+#include "emulator/engines/namespaces/sandbox_init.hpp"
 #include "emulator/random_ids.hpp"
 #include "emulator/sandbox_disk.hpp"
 #include "emulator/sandbox_fs.hpp"

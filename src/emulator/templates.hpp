@@ -22,7 +22,7 @@
 
 #include <prism_e2b/error.hpp>
 
-#include "emulator/namespaces_engine.hpp"
+#include "emulator/engines/namespaces/sandbox_init.hpp"
 
 #include <cstdint>
 #include <filesystem>

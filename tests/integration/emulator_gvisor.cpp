@@ -8,8 +8,8 @@
 // connection of the agent; kill leaves nothing; a memory-paused sandbox survives kill -9 of the
 // server; a snapshot holds the memory, and the sandboxes made from it go on
 // from it. Skipped, with the reason, where runsc cannot run.
+#include "emulator/engines/gvisor/runsc.hpp"
 #include "emulator/envd_proxy.hpp"
-#include "emulator/gvisor_engine.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "sandbox_calls.hpp"

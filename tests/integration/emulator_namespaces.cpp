@@ -2,7 +2,7 @@
 // with real processes: sandboxes cannot see, read, signal or reach each other;
 // root in a sandbox is not host root; `ps` shows only the sandbox; its own boot
 // id, hostname, cgroup limits; no network without internet access.
-#include "emulator/namespaces_engine.hpp"
+#include "emulator/engines/namespaces/sandbox_init.hpp"
 #include "emulator/sandbox_network.hpp"
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"

@@ -1,7 +1,8 @@
 // prism-e2b-local's sans-io pieces: path normalisation, multipart parsing,
 // Go-style exit statuses and file modes, Basic-auth user selection, RFC 3339 input,
 // a streaming call's timing headers.
-#include "emulator/engine_capabilities.hpp"
+#include "emulator/engines/engine_factory.hpp"
+#include "emulator/engines/namespaces/namespaces_engine.hpp"
 #include "emulator/multipart.hpp"
 #include "emulator/process_runner.hpp"
 #include "emulator/sandbox_fs.hpp"
@@ -24,16 +25,32 @@ BOOST_AUTO_TEST_SUITE(test_emulator_sansio)
 
 BOOST_AUTO_TEST_CASE(a_rootless_namespaces_engine_attests_no_privilege_isolation)
 {
-    using prism_e2b::local::detail::engine_capabilities;
-    auto const root = engine_capabilities("namespaces", false, false);
-    auto const rootless = engine_capabilities("namespaces", true, false);
+    auto const root = namespaces_capabilities(false, false);
+    auto const rootless = namespaces_capabilities(true, false);
     BOOST_TEST((root.filesystem_isolated && root.process_isolated && root.privilege_isolated && root.network_isolated));
     // The same namespaces, but the sandbox's processes are the server's own host user.
     BOOST_TEST((rootless.filesystem_isolated && rootless.process_isolated && rootless.network_isolated));
     BOOST_TEST(!rootless.privilege_isolated);
-    BOOST_TEST(!engine_capabilities("namespaces", true, true).network_isolated);
-    auto const none = engine_capabilities("none", false, false);
-    BOOST_TEST((!none.filesystem_isolated && !none.process_isolated && !none.privilege_isolated));
+    BOOST_TEST(!namespaces_capabilities(true, true).network_isolated);
+    auto const none = start_isolation_engine({"none", true, {}, {}});
+    BOOST_TEST_REQUIRE(none.has_value());
+    auto const c = (*none)->capabilities(false);
+    BOOST_TEST((!c.filesystem_isolated && !c.process_isolated && !c.privilege_isolated && !c.network_isolated));
+    BOOST_TEST((*none)->name() == "none");
+}
+
+BOOST_AUTO_TEST_CASE(the_engine_factory_refuses_unknown_names_and_never_downgrades)
+{
+    auto const unknown = start_isolation_engine({"firecracker", true, {}, {}});
+    BOOST_TEST_REQUIRE(!unknown.has_value());
+    BOOST_TEST((unknown.error() == prism_e2b::errc::invalid_argument));
+    BOOST_TEST(unknown.error().message().find("namespaces, gvisor, mount-namespace, none") != std::string::npos);
+    // An unknown name is refused even when isolation is switched off.
+    BOOST_TEST(!start_isolation_engine({"firecracker", false, {}, {}}).has_value());
+    // Switched off, whatever is named: none.
+    auto const off = start_isolation_engine({"", false, {}, {}});
+    BOOST_TEST_REQUIRE(off.has_value());
+    BOOST_TEST((*off)->name() == "none");
 }
 
 BOOST_AUTO_TEST_CASE(paths_normalise_and_never_climb_above_root)

@@ -17,12 +17,12 @@
 // `runsc restore` (processes continue). runsc cannot save a socket bound on the
 // host, so the agent lets go of its socket first (every envd connection and
 // stream is cut, processes keep running) and binds it again after the restore.
-#ifndef PRISM_E2B_EMULATOR_GVISOR_ENGINE_HPP
-#define PRISM_E2B_EMULATOR_GVISOR_ENGINE_HPP
+#ifndef PRISM_E2B_EMULATOR_ENGINES_GVISOR_RUNSC_HPP
+#define PRISM_E2B_EMULATOR_ENGINES_GVISOR_RUNSC_HPP
 
 #include <prism_e2b/error.hpp>
 
-#include "emulator/namespaces_engine.hpp"
+#include "emulator/engines/namespaces/sandbox_init.hpp"
 
 #include <chrono>
 #include <cstddef>

@@ -6,8 +6,8 @@
 // has no internet access, an empty network namespace; the init and everything
 // it runs sit in the sandbox's cgroup-v1 memory, pids and cpu cgroups.
 // Commands join those namespaces (process_runner's spawn_spec::join_pidfd).
-#ifndef PRISM_E2B_EMULATOR_NAMESPACES_ENGINE_HPP
-#define PRISM_E2B_EMULATOR_NAMESPACES_ENGINE_HPP
+#ifndef PRISM_E2B_EMULATOR_ENGINES_NAMESPACES_SANDBOX_INIT_HPP
+#define PRISM_E2B_EMULATOR_ENGINES_NAMESPACES_SANDBOX_INIT_HPP
 
 #include <prism_e2b/error.hpp>
 

@@ -1,5 +1,5 @@
 // The gvisor engine: OCI bundles, runsc calls, checkpoint and restore (gvisor_engine.hpp).
-#include "emulator/gvisor_engine.hpp"
+#include "emulator/engines/gvisor/runsc.hpp"
 
 #include "emulator/envd_agent.hpp"
 #include "emulator/envd_agent_socket.hpp"

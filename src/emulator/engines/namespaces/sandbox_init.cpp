@@ -1,6 +1,6 @@
 // The namespaces engine: uid ranges, cgroups, and the sandbox init that
 // assembles the sandbox's root inside its new namespaces.
-#include "emulator/namespaces_engine.hpp"
+#include "emulator/engines/namespaces/sandbox_init.hpp"
 
 #include "emulator/envd_agent.hpp"
 #include "emulator/envd_proxy.hpp"

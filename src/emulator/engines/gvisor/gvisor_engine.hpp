@@ -1,0 +1,23 @@
+// The `gvisor` engine: each sandbox a runsc container (runsc.hpp says what it is
+// made of) whose init is the sandbox's envd agent, in cgroups of its own, with no
+// network; a pause with memory is a checkpoint to disk that snapshots can take.
+#ifndef PRISM_E2B_EMULATOR_ENGINES_GVISOR_GVISOR_ENGINE_HPP
+#define PRISM_E2B_EMULATOR_ENGINES_GVISOR_GVISOR_ENGINE_HPP
+
+#include "emulator/engines/isolation_engine.hpp"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace prism_e2b::local::detail {
+
+/// Tried for real (a throw-away container under state_dir/probe-gv whose agent must answer);
+/// runsc keeps its state in state_dir/runsc; the cgroup roots are made for `owner`.
+/// Errors: invalid_argument, saying what this machine lacks.
+result<std::unique_ptr<isolation_engine>> start_gvisor_engine(std::filesystem::path const& state_dir,
+                                                              std::string const& owner);
+
+}  // namespace prism_e2b::local::detail
+
+#endif
