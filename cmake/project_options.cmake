@@ -31,7 +31,7 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND PRISM_E2B_SANITIZE MATCHES "address"
   # global: four fifths of each object's data (h2_connection.cpp: 3.2 MB, 0.7 MB without), 187 MB
   # of .data in the CLI, and every process start (the CLI, the server, each sandbox's envd)
   # registering, poisoning and leak-scanning it: over a second per start under load. Global
-  # overflows stay checked in the clang ASan build (the fuzz leg), which does not do this.
+  # overflows are checked in CI's ASan build, which is clang's (clang does not do this).
   target_compile_options(prism_e2b_project_options INTERFACE --param=asan-globals=0)
 endif()
 
