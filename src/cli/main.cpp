@@ -29,7 +29,7 @@ void add_help_command(CLI::App& app)
     auto* cmd = app.add_subcommand("help", "show the help of prism-e2b or of one command");
     auto name = std::make_shared<std::string>();
     cmd->add_option("command", *name, "the command to describe");
-    cmd->callback([&app, cmd, name] {
+    cmd->callback([&app, name] {
         if (name->empty()) {
             std::cout << app.help();
             return;
