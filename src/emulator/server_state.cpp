@@ -634,7 +634,7 @@ void server_state::restore_from_ledger()
         bool const was_running = str("state") == "running";
         sb->state = was_running ? sandbox_state::running : sandbox_state::paused;
         sb->paused_with_memory = false;
-        left_behind left;
+        sandbox_remains left;
         left.was_running = was_running;
         left.paused_with_memory = flag("pausedWithMemory");
         left.freeze_method = str("freezeMethod");

@@ -18,7 +18,7 @@ void cgroup_limited_engine::stop()
     for (auto const& d : roots_.all()) remove_cgroup_tree(d);
 }
 
-void cgroup_limited_engine::remove_left_cgroups(left_behind const& left)
+void cgroup_limited_engine::remove_left_cgroups(sandbox_remains const& left)
 {
     for (auto const& d : left.cgroups) remove_cgroup_tree(d);
     if (!left.freezer_cgroup.empty()) remove_cgroup_tree(left.freezer_cgroup);

@@ -20,7 +20,7 @@ public:
 
 protected:
     /// Removes the cgroups a sandbox left that is not taken back (it boots again in new ones).
-    static void remove_left_cgroups(left_behind const& left);
+    static void remove_left_cgroups(sandbox_remains const& left);
 
 private:
     cgroup_roots roots_;

@@ -122,7 +122,7 @@ result<void> isolation_engine::restore_memory(server_state&, sandbox&, std::file
 
 std::optional<std::uint64_t> isolation_engine::memory_image_bytes(sandbox const&) const { return std::nullopt; }
 
-result<bool> isolation_engine::adopt(server_state&, sandbox&, left_behind const&) { return false; }
+result<bool> isolation_engine::adopt(server_state&, sandbox&, sandbox_remains const&) { return false; }
 
 void isolation_engine::stop() {}
 

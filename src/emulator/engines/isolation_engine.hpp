@@ -30,7 +30,7 @@ struct agent_config;
 struct os_user;
 
 /// What a sandbox left in the ledger that its engine may take back (restore_from_ledger).
-struct left_behind {
+struct sandbox_remains {
     bool was_running = false;
     bool paused_with_memory = false;   ///< as recorded
     std::string freeze_method;         ///< as recorded
@@ -113,7 +113,7 @@ public:
     /// At restore: takes the sandbox back as it was left (running with its processes, or paused
     /// with its memory). False: it is not there any more, it boots again or stays paused on disk.
     /// Errors: it cannot be taken back at all (skipped).
-    virtual result<bool> adopt(server_state& st, sandbox& sb, left_behind const& left);
+    virtual result<bool> adopt(server_state& st, sandbox& sb, sandbox_remains const& left);
     /// The server stops: its own cgroup roots go.
     virtual void stop();
 

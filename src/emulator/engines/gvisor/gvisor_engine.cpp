@@ -149,7 +149,7 @@ public:
         return gvisor_memory_image_bytes(sb.dir);
     }
 
-    result<bool> adopt(server_state&, sandbox& sb, left_behind const& left) override
+    result<bool> adopt(server_state&, sandbox& sb, sandbox_remains const& left) override
     {
         // Its container outlived the server (running), or its memory image is on disk (paused).
         bool adopted = false;

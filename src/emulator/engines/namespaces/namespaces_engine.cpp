@@ -151,7 +151,7 @@ public:
 
     void join(sandbox const& sb, spawn_spec& spec) const override { spec.join_pidfd = sb.init.pidfd.get(); }
 
-    result<bool> adopt(server_state& st, sandbox& sb, left_behind const& left) override
+    result<bool> adopt(server_state& st, sandbox& sb, sandbox_remains const& left) override
     {
         if (!rootless_) {
             auto ids = uid_range::reserve_exact(left.uid_base);
