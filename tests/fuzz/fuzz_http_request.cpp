@@ -9,6 +9,7 @@
 // it stand for a running fixture sandbox's id and access token; the API key is
 // "fuzz-api-key", the admin token "fuzz-admin-token" (the recorded corpus uses
 // the same). process.Process/Start is not run: it would execute the input.
+#include "emulator/engines/engine_factory.hpp"
 #include "emulator/request_reader.hpp"
 #include "emulator/server_state.hpp"
 #include "fuzz_input.hpp"
@@ -83,6 +84,10 @@ struct fixture {
         std::filesystem::create_directories(st->state_dir / "sandboxes");
         st->templates_dir = st->state_dir / "templates";
         st->snapshots.open(st->state_dir / "snapshots");
+        // What server::start() picks with isolation off: sandboxes are directories of this process's.
+        auto engine = start_isolation_engine({"none", false, st->state_dir, {}});
+        if (!engine) std::abort();
+        st->engine = std::move(*engine);
         std::atexit([] { std::filesystem::remove_all(the().st->state_dir); });
     }
 
