@@ -27,9 +27,9 @@ namespace fs = std::filesystem;
 namespace {
 
 /// A prism-e2b-local child on an ephemeral loopback port; SIGTERM and reaped on destruction.
-class server_process {
+class no_isolation_server {
 public:
-    server_process(std::vector<std::string> args, std::vector<std::string> env, rlim_t max_fds = 0)
+    no_isolation_server(std::vector<std::string> args, std::vector<std::string> env, rlim_t max_fds = 0)
     {
         std::vector<std::string> argv_s = {prism_e2b_local_binary(), "--listen",  "127.0.0.1:0",
                                            "--no-isolation",         "--threads", "2"};
@@ -67,7 +67,7 @@ public:
         }
         if (port_ == 0) throw std::runtime_error("prism-e2b-local did not start");
     }
-    ~server_process() { stop(); }
+    ~no_isolation_server() { stop(); }
 
     /// SIGTERM, then reaps it; returns the CPU seconds it used over its whole life.
     double stop()
@@ -142,7 +142,7 @@ BOOST_AUTO_TEST_CASE(api_key_on_the_command_line_is_wiped_from_argv)
 {
     std::string const key = "e2b_" + random_token();
     std::string const admin = random_token();
-    server_process srv({"--api-key", key, "--admin-token", admin}, base_env());
+    no_isolation_server srv({"--api-key", key, "--admin-token", admin}, base_env());
     auto const cmdline = srv.cmdline();
     BOOST_TEST(cmdline.find("--api-key") != std::string::npos);  // we read the right process
     BOOST_TEST(cmdline.find(key) == std::string::npos);
@@ -160,14 +160,14 @@ BOOST_AUTO_TEST_CASE(api_key_from_a_file_or_the_environment)
     }
     fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
     {
-        server_process srv({"--api-key-file", file.string()}, base_env());
+        no_isolation_server srv({"--api-key-file", file.string()}, base_env());
         BOOST_TEST(srv.cmdline().find(key) == std::string::npos);
         BOOST_TEST(status_of(srv.port(), "/v2/sandboxes", {{"X-API-KEY", key}}) == 200);
     }
     fs::remove(file);
     auto env = base_env();
     env.push_back("E2B_API_KEY=" + key);
-    server_process srv({}, env);
+    no_isolation_server srv({}, env);
     BOOST_TEST(status_of(srv.port(), "/v2/sandboxes", {{"X-API-KEY", key}}) == 200);
 }
 
@@ -182,7 +182,7 @@ BOOST_AUTO_TEST_CASE(accept_backs_off_at_the_descriptor_limit_and_recovers)
     constexpr rlim_t limit = 64;
     auto env = base_env();
     env.push_back("E2B_API_KEY=e2b_" + random_token());
-    server_process srv({}, env, limit);
+    no_isolation_server srv({}, env, limit);
     BOOST_TEST_REQUIRE(status_of(srv.port(), "/health") == 200);
     // More connections than the server has descriptors: it accepts until EMFILE,
     // the rest wait in the backlog. Each has begun a request (a head under way is
@@ -230,7 +230,7 @@ BOOST_AUTO_TEST_CASE(idle_connections_cannot_lock_out_the_others_at_the_descript
     std::string const key = "e2b_" + random_token();
     env.push_back("E2B_API_KEY=" + key);
     // Timeouts of an hour: only shedding can free a descriptor within the test.
-    server_process srv({"--header-timeout", "3600", "--idle-timeout", "3600"}, env, limit);
+    no_isolation_server srv({"--header-timeout", "3600", "--idle-timeout", "3600"}, env, limit);
     std::vector<raw_tcp> idle;
     for (int i = 0; i < 400; ++i) idle.emplace_back(srv.port());
     BOOST_TEST_REQUIRE(eventually([&] { return srv.open_fds() >= limit - 8; }));
