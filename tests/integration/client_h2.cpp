@@ -8,6 +8,7 @@
 #include "eventually.hpp"
 #include "local_server_fixture.hpp"
 #include "run_coro.hpp"
+#include "sanitizers.hpp"
 #include "test_pki.hpp"
 
 #include <boost/asio/detached.hpp>
@@ -22,18 +23,6 @@ using namespace prism_e2b::test;
 namespace asio = boost::asio;
 
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool under_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool under_sanitizer = true;
-#else
-constexpr bool under_sanitizer = false;
-#endif
-#else
-constexpr bool under_sanitizer = false;
-#endif
 
 e2b::client_options h2c_options(local_server_fixture const& srv)
 {
