@@ -21,6 +21,23 @@
 
 namespace prism_e2b::local {
 
+/// gvisor engine: where the memory of a sandbox paused with its memory is kept
+/// (docs/local-server.md, "Tiered memory pause"). A pause answers once the sandbox
+/// is frozen, its memory still in RAM; its memory image is written to disk behind
+/// the answer (runsc checkpoint), after which the RAM is released. A resume thaws a
+/// sandbox whose memory is in RAM and restores one whose image is on disk.
+struct memory_tier_policy {
+    /// How long a sandbox stays frozen in RAM before its image is written (0: at once,
+    /// behind the pause's answer). nullopt: only when frozen sandboxes together hold more
+    /// than frozen_memory_cap_mb (a host reboot then loses what is in RAM).
+    std::optional<std::chrono::seconds> image_after = std::chrono::seconds(10);
+    /// The pause answers only once the image is on disk (no RAM tier; seconds per GiB).
+    bool sync = false;
+    /// RAM the frozen sandboxes may hold together (their memory cgroups' usage); past it
+    /// the longest-frozen are written to disk first, whatever image_after says.
+    std::uint64_t frozen_memory_cap_mb = 4096;
+};
+
 /// Options of server.
 struct server_options {
     std::string listen_address = "127.0.0.1";  ///< address to listen on (loopback by default)
@@ -49,6 +66,9 @@ struct server_options {
     std::uint32_t sandbox_disk_mb = 1024;
     /// Freeze paused sandboxes with the cgroup-v1 freezer when available; false: SIGSTOP/SIGCONT.
     bool cgroup_freezer = true;
+    /// gvisor engine: when a memory-paused sandbox's image goes to disk (without the cgroup-v1
+    /// freezer it always goes at once, before the pause answers).
+    memory_tier_policy memory_tiers;
     log_sink logger;  ///< receives redacted log lines; empty: no logging
     /// Reported as envdVersion: 0.6.4 makes the official SDK (2.49.1, 2.51.0) use CloseStdin,
     /// octet-stream uploads, file metadata (0.6.2), watch entry info (0.6.3) and network-mount

@@ -22,6 +22,31 @@ std::int64_t int_field(json::object const& o, std::string_view k, std::int64_t d
     return dflt;
 }
 
+/// GET /admin/memory-tiers: where memory-paused sandboxes' memory is, and the policy between
+/// RAM and disk (docs/local-server.md).
+http_response memory_tiers_reply(server_state const& st)
+{
+    auto const report = st.engine->memory_tiers();
+    if (!report) return rest_error(404, "the " + std::string(st.engine->name()) + " engine keeps no memory tiers");
+    json::object policy;
+    if (report->policy.sync)
+        policy["imageWritten"] = "before the pause answers";
+    else if (report->policy.image_after)
+        policy["imageAfterSeconds"] = report->policy.image_after->count();
+    else
+        policy["imageWritten"] = "under memory pressure";
+    policy["frozenMemoryCapMiB"] = report->policy.frozen_memory_cap_mb;
+    json::object o;
+    o["policy"] = std::move(policy);
+    o["frozenSandboxes"] = report->frozen;
+    o["frozenMemoryBytes"] = report->frozen_bytes;
+    o["imagesWritten"] = report->images_written;
+    o["imagesWrittenUnderCap"] = report->written_under_cap;
+    o["imageWriteFailures"] = report->image_failures;
+    o["lastImageWriteMs"] = report->last_write.count();
+    return json_response(200, o);
+}
+
 }  // namespace
 
 asio::awaitable<void> handle_admin(std::shared_ptr<server_state> st, http_request req, response_sink& sink)
@@ -44,6 +69,10 @@ asio::awaitable<void> handle_admin(std::shared_ptr<server_state> st, http_reques
             co_return;
         }
         co_await sink.send(exec_counts(*sb));
+        co_return;
+    }
+    if (req.method == "GET" && path == "/admin/memory-tiers") {
+        co_await sink.send(memory_tiers_reply(*st));
         co_return;
     }
     if (req.method != "POST" || path.rfind("/admin/faults/", 0) != 0) {

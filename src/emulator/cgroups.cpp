@@ -217,7 +217,34 @@ cgroup_limits read_sandbox_limits(std::vector<std::string> const& dirs)
 
 // ---------------------------------------------------------------- freezer
 
-bool freeze_cgroup(std::string const& dir)
+namespace {
+
+/// The tasks of `dir` (a freezer cgroup) that are not frozen: "tid comm state wchan;" each,
+/// at most about 400 characters.
+std::string unfrozen_tasks(std::string const& dir)
+{
+    std::string out;
+    std::istringstream tasks(read_small_file(dir + "/tasks"));
+    for (std::string tid; tasks >> tid && out.size() < 400;) {
+        auto const task = "/proc/" + tid;
+        auto const wchan = read_small_file(task + "/wchan");
+        if (wchan == "__refrigerator") continue;
+        auto const fields = proc_stat_fields(static_cast<pid_t>(std::atoi(tid.c_str())));
+        auto comm = read_small_file(task + "/comm");
+        if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+        out += tid + " " + comm + " " + (fields.empty() ? "?" : fields[0]) + " " + wchan + "; ";
+    }
+    return out;
+}
+
+}  // namespace
+
+std::uint64_t memory_usage_bytes(std::string const& memory_cgroup)
+{
+    return std::strtoull(read_small_file(memory_cgroup + "/memory.usage_in_bytes").c_str(), nullptr, 10);
+}
+
+bool freeze_cgroup(std::string const& dir, std::string* unfrozen)
 {
     if (!write_small_file(dir + "/freezer.state", "FROZEN")) return false;
     for (int i = 0; i < 2000; ++i) {
@@ -225,6 +252,7 @@ bool freeze_cgroup(std::string const& dir)
         if (s.rfind("FROZEN", 0) == 0) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+    if (unfrozen) *unfrozen = unfrozen_tasks(dir);
     write_small_file(dir + "/freezer.state", "THAWED");
     return false;
 }

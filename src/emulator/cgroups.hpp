@@ -59,9 +59,13 @@ result<std::vector<std::string>> create_sandbox_cgroups(cgroup_roots const& root
 /// The limits as the kernel has them (read back from the cgroup files); 0 when unreadable.
 cgroup_limits read_sandbox_limits(std::vector<std::string> const& cgroup_dirs);
 
+/// The bytes a sandbox's memory cgroup (create_sandbox_cgroups' first) is charged now; 0 when unreadable.
+std::uint64_t memory_usage_bytes(std::string const& memory_cgroup);
+
 /// cgroup-v1 freezer: writes FROZEN to `dir`'s freezer.state and waits (up to about 2 s) until
-/// the kernel reports every task frozen; on a timeout it thaws again and answers false.
-bool freeze_cgroup(std::string const& dir);
+/// the kernel reports every task frozen; on a timeout it thaws again and answers false (with
+/// `unfrozen`, what unfrozen_tasks() said before the thaw).
+bool freeze_cgroup(std::string const& dir, std::string* unfrozen = nullptr);
 /// Writes THAWED to `dir`'s freezer.state.
 void thaw_cgroup(std::string const& dir);
 

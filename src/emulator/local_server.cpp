@@ -281,7 +281,7 @@ result<void> server::start()
     }
     // Only a state dir that outlives this server can take its sandboxes back after a crash.
     std::string const owner = st.owns_state_dir ? std::string() : st.state_dir.string();
-    auto engine = start_isolation_engine({st.opts.engine, st.opts.isolate, st.state_dir, owner});
+    auto engine = start_isolation_engine({st.opts.engine, st.opts.isolate, st.state_dir, owner, st.opts.memory_tiers});
     if (!engine) return engine.error();
     st.engine = std::move(*engine);
     // Engines that run sandbox code under host ids (not mapped ones) need to traverse to the

@@ -33,6 +33,7 @@ void usage(std::ostream& os)
           "                       [--admin-token TOKEN] [--engine E] [--no-isolation] [--disk-mb N]\n"
           "                       [--threads N] [--tls-cert FILE --tls-key FILE]\n"
           "                       [--header-timeout S] [--idle-timeout S]\n"
+          "                       [--memory-image WHEN] [--frozen-memory-cap MIB]\n"
           "  --listen        address to bind (default 127.0.0.1:0, an ephemeral port)\n"
           "  --state-dir     where sandboxes' files live (default: a temporary directory, removed on exit)\n"
           "  --api-key-file  file holding the X-API-KEY clients must send (one line). Default: $E2B_API_KEY,\n"
@@ -53,6 +54,13 @@ void usage(std::ostream& os)
           "                  connection's first byte (default 10)\n"
           "  --idle-timeout S    seconds a keep-alive connection may wait for its next request (default 60).\n"
           "                  Out of descriptors, the connections idle longest are closed first\n"
+          "  --memory-image WHEN  gvisor engine, pause with memory: the pause answers once the sandbox is\n"
+          "                  frozen in RAM; its memory image goes to disk (and the RAM is released) WHEN:\n"
+          "                  N seconds after the pause (default 10; 0: at once, behind the answer), `pressure`\n"
+          "                  (only past --frozen-memory-cap; a host reboot loses what is in RAM) or `sync`\n"
+          "                  (before the pause answers: no RAM tier, seconds per GiB)\n"
+          "  --frozen-memory-cap MIB  RAM the frozen sandboxes may hold together (default 4096); past it the\n"
+          "                  longest-frozen go to disk first\n"
           "  HTTP/2 is always served: h2 by ALPN under TLS, h2c with prior knowledge on plain TCP.\n";
 }
 
@@ -158,6 +166,30 @@ int main(int argc, char** argv)
                 return 2;
             }
             (a == "--header-timeout" ? opts.header_timeout : opts.idle_timeout) = std::chrono::seconds(s);
+        } else if (a == "--memory-image") {
+            std::string const v = value();
+            char* end = nullptr;
+            unsigned long const s = std::strtoul(v.c_str(), &end, 10);
+            auto& tiers = opts.memory_tiers;
+            if (v == "sync") {
+                tiers.sync = true;
+            } else if (v == "pressure") {
+                tiers.image_after.reset();
+            } else if (!v.empty() && *end == '\0' && s <= 86400) {
+                tiers.image_after = std::chrono::seconds(s);
+            } else {
+                std::cerr << "prism-e2b-local: --memory-image wants seconds (0 to 86400), pressure or sync\n";
+                return 2;
+            }
+        } else if (a == "--frozen-memory-cap") {
+            std::string const v = value();
+            char* end = nullptr;
+            unsigned long long const mb = std::strtoull(v.c_str(), &end, 10);
+            if (v.empty() || *end != '\0' || mb > (1ull << 40)) {
+                std::cerr << "prism-e2b-local: --frozen-memory-cap wants a size in MiB\n";
+                return 2;
+            }
+            opts.memory_tiers.frozen_memory_cap_mb = mb;
         } else if (a == "--threads") {
             threads = static_cast<unsigned>(std::max(1, std::atoi(value().c_str())));
         } else if (a == "--help" || a == "-h") {

@@ -91,7 +91,7 @@ json::object sample(server_state const& st, sandbox& sb)
     unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
     if (!sb.limit_cgroups.empty()) {
         auto const& mem = sb.limit_cgroups[0];
-        mem_used = std::max<std::int64_t>(0, number_in(mem + "/memory.usage_in_bytes"));
+        mem_used = static_cast<std::int64_t>(memory_usage_bytes(mem));
         mem_total = std::max<std::int64_t>(0, number_in(mem + "/memory.limit_in_bytes"));
         mem_cache = stat_field(read_small_file(mem + "/memory.stat"), "total_cache");
         cpus = std::max(1u, read_sandbox_limits(sb.limit_cgroups).cpu_count);

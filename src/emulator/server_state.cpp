@@ -110,7 +110,8 @@ result<bool> server_state::capture_snapshot(std::shared_ptr<sandbox> const& sb, 
 {
     bool paused_now = false;  // then the ledger is written once the lock is let go
     auto taken = [&]() -> result<bool> {
-        std::lock_guard lk(sb->mutex);  // nothing starts, pauses or resumes meanwhile
+        std::unique_lock lk(sb->mutex);  // nothing starts, pauses or resumes meanwhile
+        sb->memory_written.wait(lk, [&] { return !sb->memory_writing; });
         if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"snapshot"});
         return engine->capture(*this, *sb, to, paused_now);
     }();
@@ -436,21 +437,21 @@ result<void> server_state::pause_sandbox(std::shared_ptr<sandbox> const& sb, boo
 result<void> server_state::resume_sandbox(std::shared_ptr<sandbox> const& sb, std::chrono::seconds timeout)
 {
     bool cold = false;
-    {
-        std::lock_guard lk(sb->mutex);
-        cold = sb->state == sandbox_state::paused && !sb->paused_with_memory;
-    }
-    auto r = resume_locked(*sb, timeout);
+    auto r = resume_locked(*sb, timeout, cold);
     if (r) persist(*sb);
     if (r && cold) run_start_command(sb);
     return r;
 }
 
-result<void> server_state::resume_locked(sandbox& sbr, std::chrono::seconds timeout)
+result<void> server_state::resume_locked(sandbox& sbr, std::chrono::seconds timeout, bool& cold)
 {
     auto* sb = &sbr;
-    std::lock_guard lk(sb->mutex);
+    std::unique_lock lk(sb->mutex);
+    // A write of its memory image to disk behind its pause ends first (then it resumes from disk).
+    sb->memory_written.wait(lk, [&] { return !sb->memory_writing; });
+    if (sb->gone) return error(errc::not_found, "sandbox " + sb->id + " not found", {"resume"});
     if (sb->state != sandbox_state::paused) return result<void>{};
+    cold = !sb->paused_with_memory;
     if (sb->paused_with_memory) {
         if (auto resumed = engine->resume_with_memory(*this, *sb); !resumed) return resumed.error();
     } else {
@@ -671,6 +672,7 @@ void server_state::restore_from_ledger()
             sandboxes[sb->id] = sb;
         }
         persist(*sb);
+        engine->took_back(*this, *sb);
         if (was_running && !*adopted) run_start_command(sb);  // a cold boot runs it again
         log(log_level::info, "prism-e2b-local: took back sandbox " + sb->id +
                                  (*adopted      ? (was_running ? " (running, its processes alive)" : " (paused)")

@@ -31,6 +31,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -86,8 +87,14 @@ struct sandbox {
     mutable std::mutex mutex;
     sandbox_state state = sandbox_state::running;
     bool paused_with_memory = false;
-    std::string freeze_method;  ///< how the last memory pause froze: "cgroup-freezer" or "sigstop"
-    bool gone = false;          ///< killed; every call answers not found
+    /// How the last memory pause held it: "cgroup-freezer" or "sigstop" (its memory in RAM), or
+    /// "checkpoint" (gvisor: a memory image on disk).
+    std::string freeze_method;
+    /// gvisor: its memory image is being written to disk (it is thawed for that meanwhile);
+    /// memory_written is notified when that ends. Resumes and snapshots wait for it.
+    bool memory_writing = false;
+    std::condition_variable memory_written;
+    bool gone = false;  ///< killed; every call answers not found
     std::chrono::system_clock::time_point end_at;
     std::map<std::uint32_t, std::shared_ptr<process>> processes;
     std::uint32_t running = 0;
@@ -178,7 +185,8 @@ struct server_state : std::enable_shared_from_this<server_state> {
     /// host path under root (used for cwd when there is no mount namespace).
     std::string host_path_for_cwd(sandbox const& sb, std::string const& sandbox_path) const;
 
-    result<void> resume_locked(sandbox& sb, std::chrono::seconds timeout);
+    /// resume_sandbox's work under sb.mutex; `cold`: it booted again (a filesystem pause).
+    result<void> resume_locked(sandbox& sb, std::chrono::seconds timeout, bool& cold);
     /// Records sb in the ledger (after any change a restart needs). Takes sb.ledger_mutex, sb.mutex.
     void persist(sandbox const& sb) const;
     /// At start: takes back every sandbox of the ledger. namespaces engine: a sandbox whose

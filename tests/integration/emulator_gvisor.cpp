@@ -23,6 +23,7 @@
 #include <fstream>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -45,13 +46,37 @@ struct gvisor_state_dir {
     }
 };
 
-std::unique_ptr<local_server_fixture> gvisor_server(fs::path const& dir)
+std::unique_ptr<local_server_fixture> gvisor_server(fs::path const& dir,
+                                                    prism_e2b::local::memory_tier_policy tiers = {})
 {
     return std::make_unique<local_server_fixture>([&](prism_e2b::local::server_options& o) {
         o.engine = "gvisor";
         o.state_dir = dir.string();
         o.sandbox_memory_mb = 512;
+        o.memory_tiers = tiers;
     });
+}
+
+/// Policies of the tests: the image before the pause answers; at once behind it; never (a cap
+/// no sandbox reaches), so the memory stays in RAM.
+prism_e2b::local::memory_tier_policy image_before_answer()
+{
+    prism_e2b::local::memory_tier_policy p;
+    p.sync = true;
+    return p;
+}
+prism_e2b::local::memory_tier_policy image_at_once()
+{
+    prism_e2b::local::memory_tier_policy p;
+    p.image_after = std::chrono::seconds(0);
+    return p;
+}
+prism_e2b::local::memory_tier_policy memory_in_ram()
+{
+    prism_e2b::local::memory_tier_policy p;
+    p.image_after.reset();
+    p.frozen_memory_cap_mb = 1u << 20;
+    return p;
 }
 
 /// Can runsc run here? Tried once with a real server (its start-up probe boots a container).
@@ -335,11 +360,11 @@ BOOST_AUTO_TEST_CASE(a_command_inherits_no_connection_of_the_agent)
     BOOST_TEST(fds.find("socket:") == std::string::npos, fds);
 }
 
-BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_continues,
+BOOST_AUTO_TEST_CASE(memory_pause_with_the_image_before_the_answer_is_a_checkpoint_and_the_counter_continues,
                      *utf::precondition(checkpoints_run))
 {
     gvisor_state_dir dir;
-    auto f = gvisor_server(dir.path);
+    auto f = gvisor_server(dir.path, image_before_answer());
     auto const api = api_headers(*f);
     auto sb = create_sandbox(*f);
     auto const boot = run_command(*f, sb, "cat /proc/sys/kernel/random/boot_id").stdout_text;
@@ -373,11 +398,125 @@ BOOST_AUTO_TEST_CASE(memory_pause_is_a_checkpoint_on_disk_and_the_counter_contin
     BOOST_TEST(std::string(gvisor_info(*f, sb).at("state").as_string()) == "running");
 }
 
+/// The freezer cgroup's state of the sandbox's Sentry ("FROZEN", "THAWED"; empty: no process).
+std::string freezer_state_of(std::string const& id)
+{
+    std::error_code ec;
+    for (auto const& e : fs::directory_iterator("/proc", ec)) {
+        auto const groups = host_file(e.path() / "cgroup");
+        if (groups.find(":memory:") == std::string::npos || groups.find("/" + id + "\n") == std::string::npos) continue;
+        std::istringstream lines(groups);
+        for (std::string line; std::getline(lines, line);)
+            if (auto at = line.find(":freezer:"); at != std::string::npos) {
+                auto state = host_file("/sys/fs/cgroup/freezer" + line.substr(at + 9) + "/freezer.state");
+                return state.substr(0, state.find('\n'));
+            }
+    }
+    return {};
+}
+
+/// The info's pauseKind: "cgroup-freezer" (memory in RAM), "checkpoint" (on disk), "filesystem"; empty: running.
+std::string pause_kind_at(std::uint16_t port, header_pairs const& api, sandbox_ref const& sb)
+{
+    raw_http c(port);
+    auto i = c.request("GET", "/sandboxes/" + sb.id, {}, api).json().as_object();
+    auto const* k = i.if_contains("pauseKind");
+    return k && k->is_string() ? std::string(k->as_string()) : std::string();
+}
+
+std::string pause_kind(local_server_fixture& f, sandbox_ref const& sb)
+{
+    return pause_kind_at(f.port(), api_headers(f), sb);
+}
+
+BOOST_AUTO_TEST_CASE(memory_pause_freezes_in_ram_and_a_snapshot_writes_the_image_both_tiers_resume,
+                     *utf::precondition(checkpoints_run))
+{
+    gvisor_state_dir dir;
+    auto f = gvisor_server(dir.path, memory_in_ram());
+    auto const api = api_headers(*f);
+    auto sb = create_sandbox(*f);
+    auto const pid = start_counter(*f, dir.path, sb);
+    auto const image = dir.path / "sandboxes" / sb.id / "memory" / "checkpoint.img";
+
+    // RAM: frozen whole (the Sentry and its stubs in the frozen cgroup), no image.
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
+    auto const at_pause = count_on_host(dir.path, sb);
+    BOOST_TEST(pause_kind(*f, sb) == "cgroup-freezer");
+    BOOST_TEST(freezer_state_of(sb.id) == "FROZEN");
+    BOOST_TEST(processes_in_cgroup(sb.id) > 0u);
+    BOOST_TEST(!fs::exists(image));
+    raw_http admin(f->port());
+    auto tiers = admin.request("GET", "/admin/memory-tiers", {}, admin_headers(*f)).json().as_object();
+    BOOST_TEST(tiers.at("frozenSandboxes").to_number<int>() == 1);
+    BOOST_TEST(tiers.at("frozenMemoryBytes").to_number<std::uint64_t>() > 0u);
+    BOOST_TEST(tiers.at("policy").at("imageWritten").as_string() == "under memory pressure");
+    BOOST_TEST(count_on_host(dir.path, sb) == at_pause);
+
+    // Resumed from RAM: thawed, the same process counting on, envd's connections kept.
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST(freezer_state_of(sb.id) == "THAWED");
+    BOOST_TEST(eventually([&] { return count_on_host(dir.path, sb) > at_pause; }));
+    BOOST_TEST(run_command(*f, sb, "cat /tmp/counter.pid").stdout_text == pid);
+
+    // Frozen again, then a snapshot: it needs the image, which is written now; the sandbox stays
+    // paused, its memory on disk (its RAM released), and resumes from there.
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/snapshots", R"({"name":"ram"})") == 201);
+    BOOST_TEST(fs::is_regular_file(only_snapshot_dir(dir.path) / "memory/checkpoint.img"));
+    BOOST_TEST(pause_kind(*f, sb) == "checkpoint");
+    BOOST_TEST(fs::is_regular_file(image));
+    BOOST_TEST(processes_in_cgroup(sb.id) == 0u);
+    auto const on_disk = count_on_host(dir.path, sb);
+    tiers = admin.request("GET", "/admin/memory-tiers", {}, admin_headers(*f)).json().as_object();
+    BOOST_TEST(tiers.at("frozenSandboxes").to_number<int>() == 0);
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST(eventually([&] { return count_on_host(dir.path, sb) > on_disk; }));
+    BOOST_TEST(run_command(*f, sb, "cat /tmp/counter.pid").stdout_text == pid);
+    BOOST_TEST(!fs::exists(image));  // consumed by the restore
+}
+
+BOOST_AUTO_TEST_CASE(the_image_is_written_behind_the_answer_and_a_resume_racing_it_loses_nothing,
+                     *utf::precondition(checkpoints_run))
+{
+    gvisor_state_dir dir;
+    auto f = gvisor_server(dir.path, image_at_once());
+    auto const api = api_headers(*f);
+    auto sb = create_sandbox(*f);
+    auto const pid = start_counter(*f, dir.path, sb);
+    auto const image = dir.path / "sandboxes" / sb.id / "memory" / "checkpoint.img";
+    auto const resumes = [&] {
+        auto const before = count_on_host(dir.path, sb);
+        BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
+        BOOST_TEST(std::string(gvisor_info(*f, sb).at("state").as_string()) == "running");
+        BOOST_TEST(eventually([&] { return count_on_host(dir.path, sb) > before; }));
+        BOOST_TEST(run_command(*f, sb, "cat /tmp/counter.pid").stdout_text == pid);
+        // One copy of the memory: the running container's; no image, whole or partial, is left.
+        BOOST_TEST(!fs::exists(image));
+        BOOST_TEST(!fs::exists(dir.path / "sandboxes" / sb.id / "memory.partial"));
+    };
+
+    // A resume right behind the pause: it meets the write before it, during it or after it.
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
+    resumes();
+
+    // Left alone, the image is written and the RAM released.
+    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
+    BOOST_TEST(eventually([&] { return pause_kind(*f, sb) == "checkpoint"; }));
+    BOOST_TEST(fs::is_regular_file(image));
+    BOOST_TEST(processes_in_cgroup(sb.id) == 0u);
+    raw_http admin(f->port());
+    auto const tiers = admin.request("GET", "/admin/memory-tiers", {}, admin_headers(*f)).json().as_object();
+    BOOST_TEST(tiers.at("imagesWritten").to_number<int>() >= 1);
+    BOOST_TEST(tiers.at("policy").at("imageAfterSeconds").to_number<int>() == 0);
+    resumes();
+}
+
 BOOST_AUTO_TEST_CASE(a_snapshot_holds_the_memory_and_sandboxes_made_from_it_go_on_from_there,
                      *utf::precondition(checkpoints_run))
 {
     gvisor_state_dir dir;
-    auto f = gvisor_server(dir.path);
+    auto f = gvisor_server(dir.path, image_before_answer());
     auto const api = api_headers(*f);
     auto src = create_sandbox(*f);
     auto const pid = start_counter(*f, dir.path, src);
@@ -582,32 +721,43 @@ BOOST_AUTO_TEST_CASE(kill_leaves_nothing_behind)
 }
 
 #ifdef PRISM_E2B_HAVE_LOCAL_BINARY
+namespace {
+
+/// A sandbox of a server run as its own process (server_process): created, counting.
+sandbox_ref counting_sandbox(std::uint16_t port, header_pairs const& api, fs::path const& state)
+{
+    raw_http c(port);
+    auto r = c.request("POST", "/sandboxes", R"({"templateID":"base","timeout":600})", api);
+    BOOST_REQUIRE(r.status == 201);
+    auto o = r.json().as_object();
+    sandbox_ref sb{std::string(o["sandboxID"].as_string()), std::string(o["envdAccessToken"].as_string())};
+    BOOST_REQUIRE(run_command(port, sb, counter_script).end.has_value());
+    BOOST_REQUIRE(eventually([&] { return count_on_host(state, sb) >= 3; }));
+    return sb;
+}
+
+}  // namespace
+
+// Killed with the memory frozen in RAM, before its image: the restarted server takes the frozen
+// container back (a runsc container outlives the server), resumes it from RAM, and the running
+// one's container never stopped.
 BOOST_AUTO_TEST_CASE(a_memory_paused_sandbox_survives_kill_9_of_the_server, *utf::precondition(checkpoints_run))
 {
     gvisor_state_dir dir;
     std::string const key = "e2b_" + random_token();
     header_pairs const api = {{"X-API-KEY", key}};
-    std::vector<std::string> const engine = {"--engine", "gvisor"};
-    auto create = [&](std::uint16_t port) {
-        raw_http c(port);
-        auto r = c.request("POST", "/sandboxes", R"({"templateID":"base","timeout":600})", api);
-        BOOST_REQUIRE(r.status == 201);
-        auto o = r.json().as_object();
-        return sandbox_ref{std::string(o["sandboxID"].as_string()), std::string(o["envdAccessToken"].as_string())};
-    };
+    std::vector<std::string> const engine = {"--engine", "gvisor", "--memory-image", "pressure"};
     sandbox_ref paused, running;
     long at_pause = -1;
     {
         server_process first(dir.path.string(), key, engine);
-        paused = create(first.port());
-        running = create(first.port());
-        BOOST_REQUIRE(run_command(first.port(), paused, counter_script).end.has_value());
-        BOOST_REQUIRE(run_command(first.port(), running, counter_script).end.has_value());
+        paused = counting_sandbox(first.port(), api, dir.path);
+        running = counting_sandbox(first.port(), api, dir.path);
         // Its writable system too: overlays the server mounted, which its restart must not lose.
         for (auto const* sb : {&paused, &running})
             BOOST_REQUIRE(exit_code(run_command(first.port(), *sb, "echo kept > /usr/local/kept", as_root())) == 0);
-        BOOST_REQUIRE(eventually([&] { return count_on_host(dir.path, paused) >= 3; }));
         BOOST_TEST_REQUIRE(gvisor_post(first.port(), api, "/sandboxes/" + paused.id + "/pause", "{}") == 204);
+        BOOST_TEST(pause_kind_at(first.port(), api, paused) == "cgroup-freezer");
         at_pause = count_on_host(dir.path, paused);
         int const st = first.signal_and_wait(SIGKILL);
         BOOST_TEST(WIFSIGNALED(st));
@@ -615,12 +765,14 @@ BOOST_AUTO_TEST_CASE(a_memory_paused_sandbox_survives_kill_9_of_the_server, *utf
     // The running one's container never stopped: its counter goes on without a server.
     auto const without_server = count_on_host(dir.path, running);
     BOOST_TEST(eventually([&] { return count_on_host(dir.path, running) > without_server; }));
+    BOOST_TEST(freezer_state_of(paused.id) == "FROZEN");
 
     server_process second(dir.path.string(), key, engine);
     raw_http c(second.port());
     auto ip = c.request("GET", "/sandboxes/" + paused.id, {}, api).json().as_object();
     BOOST_TEST(std::string(ip["state"].as_string()) == "paused");
-    BOOST_TEST(std::string(ip["pauseKind"].as_string()) == "checkpoint");
+    BOOST_TEST(pause_kind_at(second.port(), api, paused) == "cgroup-freezer");
+    BOOST_TEST(count_on_host(dir.path, paused) == at_pause);
     auto ir = c.request("GET", "/sandboxes/" + running.id, {}, api).json().as_object();
     BOOST_TEST(std::string(ir["state"].as_string()) == "running");
     BOOST_TEST_REQUIRE(gvisor_post(second.port(), api, "/sandboxes/" + paused.id + "/resume", R"({"timeout":300})") ==
@@ -634,6 +786,44 @@ BOOST_AUTO_TEST_CASE(a_memory_paused_sandbox_survives_kill_9_of_the_server, *utf
     BOOST_TEST((WIFEXITED(st) && WEXITSTATUS(st) == 0));
     BOOST_TEST(processes_in_cgroup(paused.id) == 0u);
     BOOST_TEST(processes_in_cgroup(running.id) == 0u);
+}
+
+// Killed while the image is being written: the write goes on without the server or stops half
+// way; the restarted server waits for it, takes a whole image or the frozen container, and
+// writes the image again if needed. The sandbox resumes with its memory, from the one copy left.
+BOOST_AUTO_TEST_CASE(a_server_killed_while_writing_the_image_loses_nothing, *utf::precondition(checkpoints_run))
+{
+    gvisor_state_dir dir;
+    std::string const key = "e2b_" + random_token();
+    header_pairs const api = {{"X-API-KEY", key}};
+    std::vector<std::string> const engine = {"--engine", "gvisor", "--memory-image", "0"};
+    auto const sandbox_dir = [&](sandbox_ref const& sb) { return dir.path / "sandboxes" / sb.id; };
+    sandbox_ref sb;
+    std::string pid;
+    long at_pause = -1;
+    {
+        server_process first(dir.path.string(), key, engine);
+        sb = counting_sandbox(first.port(), api, dir.path);
+        pid = run_command(first.port(), sb, "cat /tmp/counter.pid").stdout_text;
+        BOOST_TEST_REQUIRE(gvisor_post(first.port(), api, "/sandboxes/" + sb.id + "/pause", "{}") == 204);
+        at_pause = count_on_host(dir.path, sb);
+        // runsc has begun the image (its file is made before the gVisor kernel is asked for it).
+        BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(sandbox_dir(sb) / "memory.partial/checkpoint.img"); },
+                                      std::chrono::seconds(60)));
+        int const st = first.signal_and_wait(SIGKILL);
+        BOOST_TEST(WIFSIGNALED(st));
+    }
+    server_process second(dir.path.string(), key, engine);
+    BOOST_TEST(
+        eventually([&] { return pause_kind_at(second.port(), api, sb) == "checkpoint"; }, std::chrono::seconds(120)));
+    BOOST_TEST(fs::is_regular_file(sandbox_dir(sb) / "memory/checkpoint.img"));
+    BOOST_TEST(!fs::exists(sandbox_dir(sb) / "memory.partial"));
+    BOOST_TEST(processes_in_cgroup(sb.id) == 0u);  // one copy: the image
+    BOOST_TEST_REQUIRE(gvisor_post(second.port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
+    BOOST_TEST(eventually([&] { return count_on_host(dir.path, sb) > at_pause; }));
+    BOOST_TEST(run_command(second.port(), sb, "cat /tmp/counter.pid").stdout_text == pid);
+    int const st = second.signal_and_wait(SIGTERM);
+    BOOST_TEST((WIFEXITED(st) && WEXITSTATUS(st) == 0));
 }
 #endif
 

@@ -24,7 +24,7 @@ struct known_engine {
 // One line per engine; the first is the default.
 constexpr std::array<known_engine, 4> engines = {{
     {"namespaces", [](engine_request const& r) { return start_namespaces_engine(r.state_dir / "probe-ns", r.owner); }},
-    {"gvisor", [](engine_request const& r) { return start_gvisor_engine(r.state_dir, r.owner); }},
+    {"gvisor", [](engine_request const& r) { return start_gvisor_engine(r.state_dir, r.owner, r.memory_tiers); }},
     {"mount-namespace", [](engine_request const& r) { return start_mount_namespace_engine(r.state_dir / "probe"); }},
     {"none", [](engine_request const&) { return engine_result(make_none_engine()); }},
 }};

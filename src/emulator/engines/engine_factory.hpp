@@ -4,6 +4,8 @@
 #ifndef PRISM_E2B_EMULATOR_ENGINES_ENGINE_FACTORY_HPP
 #define PRISM_E2B_EMULATOR_ENGINES_ENGINE_FACTORY_HPP
 
+#include <prism_e2b/local_server.hpp>
+
 #include "emulator/engines/isolation_engine.hpp"
 
 #include <filesystem>
@@ -17,6 +19,7 @@ struct engine_request {
     bool isolate = true;  ///< false: --no-isolation, the same as --engine none
     std::filesystem::path state_dir;
     std::string owner;  ///< a state dir that outlives the server (cgroup roots' owner record); empty: none
+    memory_tier_policy memory_tiers;  ///< gvisor: where a memory-paused sandbox's memory is kept
 };
 
 /// The engine asked for, started. Never a weaker engine than the default behind the

@@ -124,6 +124,8 @@ std::optional<std::uint64_t> isolation_engine::memory_image_bytes(sandbox const&
 
 result<bool> isolation_engine::adopt(server_state&, sandbox&, sandbox_remains const&) { return false; }
 
+void isolation_engine::took_back(server_state&, sandbox&) {}
+
 void isolation_engine::stop() {}
 
 }  // namespace prism_e2b::local::detail

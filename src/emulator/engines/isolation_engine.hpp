@@ -11,7 +11,9 @@
 
 #include <prism_e2b/capabilities.hpp>
 #include <prism_e2b/error.hpp>
+#include <prism_e2b/local_server.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -46,6 +48,16 @@ struct sandbox_remains {
 struct memory_pause {
     std::string method;
     std::optional<error> lost;
+};
+
+/// The tiers of a memory pause (gvisor: frozen in RAM, then an image on disk) and what the
+/// policy between them did.
+struct memory_tier_report {
+    memory_tier_policy policy;
+    std::size_t frozen = 0;          ///< sandboxes whose memory is in RAM, frozen
+    std::uint64_t frozen_bytes = 0;  ///< the RAM they hold
+    std::uint64_t images_written = 0, image_failures = 0, written_under_cap = 0;
+    std::chrono::milliseconds last_write{0};
 };
 
 /// What the sandbox info's isolationEnforced reports beside the cgroup limits (docs/local-server.md).
@@ -114,7 +126,13 @@ public:
     /// with its memory). False: it is not there any more, it boots again or stays paused on disk.
     /// Errors: it cannot be taken back at all (skipped).
     virtual result<bool> adopt(server_state& st, sandbox& sb, sandbox_remains const& left);
-    /// The server stops: its own cgroup roots go.
+    /// At restore, once the sandbox (adopted or not) is the server's again: what it was left to
+    /// finish (sb.mutex not held).
+    virtual void took_back(server_state& st, sandbox& sb);
+    /// Where memory-paused sandboxes' memory is (GET /admin/memory-tiers); nullopt: in RAM only,
+    /// or on disk only, no policy between.
+    virtual std::optional<memory_tier_report> memory_tiers() const { return std::nullopt; }
+    /// The server stops: its own cgroup roots go, nothing of its own runs afterwards.
     virtual void stop();
 
 protected:

@@ -1,7 +1,9 @@
 // The `gvisor` engine (gvisor_engine.hpp): a sandbox's life on top of runsc (runsc.hpp).
 #include "emulator/engines/gvisor/gvisor_engine.hpp"
 
+#include "emulator/cgroups.hpp"
 #include "emulator/engines/cgroup_limited_engine.hpp"
+#include "emulator/engines/gvisor/image_writer.hpp"
 #include "emulator/engines/gvisor/runsc.hpp"
 #include "emulator/engines/namespaces/sandbox_init.hpp"
 #include "emulator/envd_proxy.hpp"
@@ -10,6 +12,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include <atomic>
 #include <tuple>
 #include <unistd.h>
 
@@ -19,10 +22,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr char const* frozen_in_ram = "cgroup-freezer";  // sandbox::freeze_method of the RAM tier
+constexpr char const* image_on_disk = "checkpoint";      // ... and of the disk tier
+// A write that did not happen while the sandbox runs on in RAM is tried again this much later.
+constexpr auto image_retry = std::chrono::seconds(60);
+
 class gvisor_engine final : public cgroup_limited_engine {
 public:
-    gvisor_engine(runsc_config runsc, cgroup_roots roots, std::string agent)
-        : cgroup_limited_engine(std::move(roots)), runsc_(std::move(runsc)), agent_(std::move(agent))
+    gvisor_engine(runsc_config runsc, cgroup_roots roots, std::string agent, memory_tier_policy tiers)
+        : cgroup_limited_engine(std::move(roots)),
+          runsc_(std::move(runsc)),
+          agent_(std::move(agent)),
+          writer_(
+              std::move(tiers), [this](std::string const& id) { return write_image(id); },
+              [this](std::string const& id) { return held_bytes(id); })
     {
     }
 
@@ -63,6 +76,8 @@ public:
 
     pid_t halt(sandbox& sb) override
     {
+        writer_.cancel(sb.id);
+        if (!sb.cgroup_dir.empty()) thaw_cgroup(sb.cgroup_dir);  // runsc waits on a frozen Sentry forever
         gvisor_destroy(runsc_, sb.id, sb.dir, true);
         if (sb.agent) sb.agent->reset();
         return -1;
@@ -70,19 +85,46 @@ public:
 
     result<memory_pause> pause_with_memory(server_state& st, sandbox& sb) override
     {
-        bool lost_memory = false;  // a real memory snapshot, on disk
+        // Refused now, not once frozen: its memory must be able to reach the disk.
+        if (auto refused = gvisor_checkpoint_refusal(sb.dir)) return *refused;
+        if (!writer_.policy().sync && !sb.cgroup_dir.empty()) {
+            // Frozen whole (the Sentry, its gofer and stubs are in the freezer cgroup), its memory
+            // in RAM; the image follows behind the answer (write_image).
+            // Twice: a task that does not freeze within a try (seen on a first boot here, not
+            // understood) is usually frozen by the next.
+            std::string unfrozen;
+            if (freeze_cgroup(sb.cgroup_dir, &unfrozen) || freeze_cgroup(sb.cgroup_dir, &unfrozen)) {
+                server_ = &st;
+                writer_.schedule(sb.id);
+                return memory_pause{frozen_in_ram, std::nullopt};
+            }
+            st.log(log_level::warning, "prism-e2b-local: sandbox " + sb.id + " did not freeze in time (" + unfrozen +
+                                           "): its memory image is written before the answer");
+        }
+        bool lost_memory = false;
         if (auto saved = checkpoint(sb, lost_memory); !saved) {
             if (!lost_memory) {  // it runs on
                 st.log(log_level::warning,
                        "prism-e2b-local: sandbox " + sb.id + " was not paused: " + saved.error().message());
                 return saved.error();
             }
-            return memory_pause{"checkpoint", saved.error()};  // the container is gone, its files are kept
+            return memory_pause{image_on_disk, saved.error()};  // the container is gone, its files are kept
         }
-        return memory_pause{"checkpoint", std::nullopt};
+        return memory_pause{image_on_disk, std::nullopt};
     }
 
-    result<void> resume_with_memory(server_state& st, sandbox& sb) override { return restore(st, sb); }
+    result<void> resume_with_memory(server_state& st, sandbox& sb) override
+    {
+        if (sb.freeze_method != frozen_in_ram) return restore(st, sb);
+        writer_.cancel(sb.id);
+        thaw_cgroup(sb.cgroup_dir);
+        if (auto listens = gvisor_agent_listens(runsc_, sb.id, sb.dir); !listens) {
+            freeze_cgroup_of(sb);  // still paused, as the caller reports
+            writer_.schedule(sb.id);
+            return listens;
+        }
+        return result<void>{};
+    }
 
     result<void> start_command(server_state&, std::shared_ptr<sandbox> const& sb, os_user const& user) override
     {
@@ -98,8 +140,20 @@ public:
     result<bool> capture(server_state& st, sandbox& sb, fs::path const& to, bool& paused_now) override
     {
         bool const running = sb.state == sandbox_state::running;
+        if (sb.state == sandbox_state::paused && sb.paused_with_memory && sb.freeze_method == frozen_in_ram) {
+            // Its image is written now, not behind: a snapshot holds the memory (E2B's does).
+            writer_.cancel(sb.id);
+            bool lost_memory = false;
+            auto taken = take_image(sb, lost_memory);
+            auto written = commit_image(st, sb, std::move(taken), lost_memory);
+            paused_now = true;  // its tier changed: the ledger is written
+            if (!written) {
+                if (sb.paused_with_memory) writer_.schedule(sb.id, image_retry);
+                return written.error();
+            }
+        }
         bool const checkpointed = sb.state == sandbox_state::paused && sb.paused_with_memory &&
-                                  sb.freeze_method == "checkpoint" && gvisor_has_memory_image(sb.dir);
+                                  sb.freeze_method == image_on_disk && gvisor_has_memory_image(sb.dir);
         if (!running && !checkpointed) return isolation_engine::capture(st, sb, to, paused_now);
         bool lost_memory = false;
         if (auto saved = running ? checkpoint(sb, lost_memory) : result<void>{}; !saved) {
@@ -145,31 +199,77 @@ public:
 
     std::optional<std::uint64_t> memory_image_bytes(sandbox const& sb) const override
     {
-        if (sb.freeze_method != "checkpoint") return std::nullopt;
+        if (sb.freeze_method != image_on_disk) return std::nullopt;
         return gvisor_memory_image_bytes(sb.dir);
     }
 
     result<bool> adopt(server_state&, sandbox& sb, sandbox_remains const& left) override
     {
-        // Its container outlived the server (running), or its memory image is on disk (paused).
+        // Its container outlived the server (running, or frozen with its memory in RAM), or its
+        // memory image is on disk (paused).
         bool adopted = false;
+        std::string tier = left.freeze_method;
         if (left.cgroups.size() == 3) {
-            if (left.was_running)
+            if (left.was_running) {
                 adopted = gvisor_status(runsc_, sb.id) == "running" &&
                           agent_get(sb.agent->socket_path(), "/health", std::chrono::seconds(5)).has_value();
-            else
+            } else if (left.paused_with_memory && left.freeze_method == frozen_in_ram) {
+                // An image write the dead server started goes on without it: its end is waited
+                // for; a whole image then holds the memory, else the container does, still frozen
+                // (or thawed by the interrupted write: frozen again below).
+                gvisor_settle_image_write(sb.dir);
+                if (gvisor_has_memory_image(sb.dir)) {
+                    gvisor_destroy(runsc_, sb.id, sb.dir, false);  // stopped by its checkpoint
+                    tier = image_on_disk;
+                    adopted = true;
+                } else {  // its Sentry still in its cgroup (runsc would wait on a frozen Sentry forever)
+                    adopted = !left.freezer_cgroup.empty() && !cgroup_pids(left.freezer_cgroup).empty();
+                }
+            } else {
                 adopted = left.paused_with_memory && gvisor_has_memory_image(sb.dir);
+            }
         }
         if (adopted) {
             sb.limit_cgroups = left.cgroups;
             sb.cgroup_dir = left.freezer_cgroup;
             sb.paused_with_memory = !left.was_running;
-            sb.freeze_method = left.freeze_method;
+            sb.freeze_method = tier;
+            if (sb.paused_with_memory && tier == frozen_in_ram && !freeze_cgroup_of(sb))
+                return error(errc::server_error, "it could not be frozen again", {"restore"});
         } else {  // it boots again (running) or stays paused with its files
+            if (!left.freezer_cgroup.empty()) thaw_cgroup(left.freezer_cgroup);
             gvisor_destroy(runsc_, sb.id, sb.dir, true);
             remove_left_cgroups(left);
         }
         return adopted;
+    }
+
+    void took_back(server_state& st, sandbox& sb) override
+    {
+        std::lock_guard lk(sb.mutex);
+        if (sb.state != sandbox_state::paused || !sb.paused_with_memory || sb.freeze_method != frozen_in_ram) return;
+        server_ = &st;
+        writer_.schedule(sb.id);  // its image is due again, as from a pause now
+    }
+
+    std::optional<memory_tier_report> memory_tiers() const override
+    {
+        auto const s = writer_.stats();
+        memory_tier_report r;
+        r.policy = writer_.policy();
+        r.frozen = s.frozen;
+        r.frozen_bytes = s.frozen_bytes;
+        r.images_written = s.written;
+        r.image_failures = s.failed;
+        r.written_under_cap = s.written_under_cap;
+        r.last_write = s.last_write;
+        return r;
+    }
+
+    void stop() override
+    {
+        writer_.stop();
+        cgroup_limited_engine::stop();
     }
 
 private:
@@ -216,13 +316,90 @@ private:
         return restored;
     }
 
+    /// The writer's job: the image of a sandbox frozen in RAM written to disk, unless it was
+    /// resumed, killed or written meanwhile.
+    image_writer::outcome write_image(std::string const& id)
+    {
+        auto* st = server_.load();
+        if (!st || st->stopping) return image_writer::outcome::skipped;
+        auto sb = st->find(id);
+        if (!sb) return image_writer::outcome::skipped;
+        {
+            std::lock_guard lk(sb->mutex);
+            if (sb->gone || sb->state != sandbox_state::paused || !sb->paused_with_memory ||
+                sb->freeze_method != frozen_in_ram || sb->memory_writing)
+                return image_writer::outcome::skipped;
+            sb->memory_writing = true;  // resumes and snapshots wait; the lock is let go for the write
+        }
+        bool lost_memory = false;
+        auto written = take_image(*sb, lost_memory);
+        bool retry = false;
+        {
+            std::lock_guard lk(sb->mutex);
+            written = commit_image(*st, *sb, std::move(written), lost_memory);
+            sb->memory_writing = false;
+            retry = !written && sb->paused_with_memory && !sb->gone;
+        }
+        sb->memory_written.notify_all();
+        if (sb->gone) return image_writer::outcome::skipped;
+        st->persist(*sb);
+        if (retry && written.error() != errc::conflict) writer_.schedule(id, image_retry);
+        return written ? image_writer::outcome::written : image_writer::outcome::failed;
+    }
+
+    /// The checkpoint of a sandbox frozen in RAM: thawed for it (its agent must let go of its
+    /// socket first, which runsc cannot save), stopped by it.
+    result<void> take_image(sandbox& sb, bool& lost_memory)
+    {
+        thaw_cgroup(sb.cgroup_dir);
+        return checkpoint(sb, lost_memory);
+    }
+
+    /// Records the tier take_image left the sandbox in (sb.mutex held): on disk; in RAM, frozen
+    /// again (the write did not happen); or neither (runsc lost the memory: it boots from its files).
+    result<void> commit_image(server_state& st, sandbox& sb, result<void> taken, bool lost_memory)
+    {
+        if (taken) {
+            sb.freeze_method = image_on_disk;
+            return taken;
+        }
+        if (lost_memory) {
+            sb.paused_with_memory = false;
+            sb.freeze_method.clear();
+            st.log(log_level::error, "prism-e2b-local: the memory image of paused sandbox " + sb.id +
+                                         " could not be written and its memory is lost (it boots from its "
+                                         "files on resume): " +
+                                         taken.error().message());
+            return taken;
+        }
+        if (!sb.gone && !freeze_cgroup_of(sb))
+            st.log(log_level::error,
+                   "prism-e2b-local: paused sandbox " + sb.id + " could not be frozen again and runs on");
+        st.log(log_level::warning,
+               "prism-e2b-local: the memory of paused sandbox " + sb.id + " stays in RAM: " + taken.error().message());
+        return taken;
+    }
+
+    /// RAM a sandbox frozen in RAM holds: its memory cgroup's usage.
+    std::uint64_t held_bytes(std::string const& id) const
+    {
+        auto* st = server_.load();
+        auto sb = st ? st->find(id) : nullptr;
+        if (!sb) return 0;
+        return sb->limit_cgroups.empty() ? 0 : memory_usage_bytes(sb->limit_cgroups.front());
+    }
+
     runsc_config runsc_;
     std::string agent_;
+    /// Set by the first pause or restore; outlives the writer (stop() ends it first).
+    std::atomic<server_state*> server_{nullptr};
+    image_writer writer_;
 };
 
 }  // namespace
 
-result<std::unique_ptr<isolation_engine>> start_gvisor_engine(fs::path const& state_dir, std::string const& owner)
+result<std::unique_ptr<isolation_engine>> start_gvisor_engine(fs::path const& state_dir, std::string const& owner,
+                                                              memory_tier_policy const& tiers)
 {
     auto const unavailable = [](std::string const& problem) {
         return error(errc::invalid_argument, "the gvisor engine is not available: " + problem, {"start"});
@@ -245,7 +422,7 @@ result<std::unique_ptr<isolation_engine>> start_gvisor_engine(fs::path const& st
         return unavailable(problem);
     }
     return std::unique_ptr<isolation_engine>(
-        std::make_unique<gvisor_engine>(std::move(runsc), std::move(roots), agent));
+        std::make_unique<gvisor_engine>(std::move(runsc), std::move(roots), agent, tiers));
 }
 
 }  // namespace prism_e2b::local::detail

@@ -23,6 +23,7 @@
 #include <poll.h>
 #include <set>
 #include <sstream>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -58,16 +59,29 @@ struct tool_run {
     bool ok() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
 };
 
+/// A memory image written so that a server killed meanwhile leaves either a whole image or
+/// none: runsc writes into `partial`, and a shell that outlives the server renames it to `whole`
+/// once runsc succeeded; the shell holds a lock on `lock` while it runs (gvisor_settle_image_write).
+struct image_commit {
+    fs::path partial, whole, lock;
+};
+
+fs::path image_lock(fs::path const& dir) { return dir / "memory.lock"; }
+fs::path partial_image(fs::path const& dir) { return dir / "memory.partial"; }
+
 /// Runs runsc with the engine's flags and `args`, stdin from `stdin_path` (/dev/null when
 /// empty), stdout and stderr into a file read back afterwards (a container started by the call
 /// inherits them: a pipe would never see EOF). The child first joins `cgroups` (writing "0" to
 /// cgroup.procs moves the writer), so what runsc starts is limited there. Killed past `timeout`.
 result<tool_run> run_runsc(runsc_config const& rc, std::vector<std::string> const& args,
                            std::chrono::milliseconds timeout, std::vector<std::string> const& cgroups = {},
-                           std::string const& stdin_path = {})
+                           std::string const& stdin_path = {}, image_commit const* commit = nullptr)
 {
     std::vector<std::string> argv = {rc.program,       "--root=" + rc.root.string(), "--platform=ptrace",
                                      "--network=none", "--host-uds=create",          "--ignore-cgroups"};
+    if (commit)  // sh -c SCRIPT partial whole runsc...: $0 and $1 are the two paths
+        argv.insert(argv.begin(), {"/bin/sh", "-c", "p=$0 w=$1; shift; \"$@\" && mv -T -- \"$p\" \"$w\"",
+                                   commit->partial.string(), commit->whole.string()});
     if (char const* dbg = std::getenv("PRISM_E2B_RUNSC_DEBUG_LOG"); dbg && *dbg) {
         argv.emplace_back("--debug");
         if (std::getenv("PRISM_E2B_RUNSC_STRACE")) argv.emplace_back("--strace");
@@ -84,7 +98,8 @@ result<tool_run> run_runsc(runsc_config const& rc, std::vector<std::string> cons
     auto const log_path = rc.root / ("call-" + random_hex(6) + ".log");
     unique_fd log(::open(log_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
     unique_fd in(::open(stdin_path.empty() ? "/dev/null" : stdin_path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!log || !in) return error(errc::server_error, "cannot prepare a runsc call", {"gvisor"});
+    unique_fd lock(commit ? ::open(commit->lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600) : -1);
+    if (!log || !in || (commit && !lock)) return error(errc::server_error, "cannot prepare a runsc call", {"gvisor"});
     ::unlink(log_path.c_str());  // read through the descriptor; nothing stays behind
 
     pid_t const pid = ::fork();
@@ -99,6 +114,9 @@ result<tool_run> run_runsc(runsc_config const& rc, std::vector<std::string> cons
         if (::dup2(in.get(), 0) < 0 || ::dup2(log.get(), 1) < 0 || ::dup2(log.get(), 2) < 0)
             ::syscall(SYS_exit_group, 126);
         ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
+        // The lock lives as long as the shell and runsc: its own open file, kept across exec.
+        if (lock && (::flock(lock.get(), LOCK_EX) != 0 || ::fcntl(lock.get(), F_SETFD, 0) != 0))
+            ::syscall(SYS_exit_group, 126);
         ::execve(cargv[0], const_cast<char* const*>(cargv.data()), const_cast<char* const*>(envp));
         ::syscall(SYS_exit_group, 127);
     }
@@ -440,15 +458,21 @@ result<void> gvisor_boot(runsc_config const& rc, gvisor_boot_spec const& spec)
     return result<void>{};
 }
 
+std::optional<error> gvisor_checkpoint_refusal(fs::path const& dir)
+{
+    auto bound = listening_host_socket(dir / "root");
+    if (!bound) return std::nullopt;
+    return error(errc::conflict,
+                 "cannot snapshot the sandbox's memory: a process in it listens on the Unix socket " +
+                     bound->string().substr((dir / "root").string().size()) +
+                     ", which runsc cannot checkpoint (pause without memory works)",
+                 {"pause"});
+}
+
 result<void> gvisor_checkpoint(runsc_config const& rc, std::string const& id, fs::path const& dir, bool& lost_memory)
 {
     lost_memory = false;
-    if (auto bound = listening_host_socket(dir / "root"))
-        return error(errc::conflict,
-                     "cannot snapshot the sandbox's memory: a process in it listens on the Unix socket " +
-                         bound->string().substr((dir / "root").string().size()) +
-                         ", which runsc cannot checkpoint (pause without memory works)",
-                     {"pause"});
+    if (auto refused = gvisor_checkpoint_refusal(dir)) return *refused;
     auto const socket = gvisor_agent_socket(dir);
     auto const marker = released_marker(socket);
     auto const relisten = [&] { ask_agent_to_listen(rc, id, socket); };
@@ -488,18 +512,21 @@ result<void> gvisor_checkpoint(runsc_config const& rc, std::string const& id, fs
                      {"pause"});
     }
     ::unlink(socket.c_str());
-    auto const image = memory_image(dir);
-    fs::remove_all(image, ec);
-    fs::create_directories(image, ec);
-    ::chmod(image.c_str(), 0700);
-    auto saved = run_runsc(rc, {"checkpoint", "--image-path", image.string(), id}, runsc_slow);
+    image_commit const commit{partial_image(dir), memory_image(dir), image_lock(dir)};
+    fs::remove_all(commit.whole, ec);
+    fs::remove_all(commit.partial, ec);
+    fs::create_directories(commit.partial, ec);
+    ::chmod(commit.partial.c_str(), 0700);
+    auto saved =
+        run_runsc(rc, {"checkpoint", "--image-path", commit.partial.string(), id}, runsc_slow, {}, {}, &commit);
     if (saved && saved->ok()) {
         (void)run_runsc(rc, {"delete", id}, runsc_quick);    // stopped by the checkpoint; restore re-creates it
         unmount_system_overlays(gvisor_system_mounts(dir));  // and mounts them again
         return result<void>{};
     }
     std::string const why = saved ? runsc_message(*saved) : saved.error().message();
-    fs::remove_all(image, ec);
+    fs::remove_all(commit.partial, ec);
+    fs::remove_all(commit.whole, ec);
     if (gvisor_status(rc, id) == "running") {  // refused before it stopped anything
         relisten();
         return error(errc::server_error, "runsc checkpoint failed (the sandbox runs on): " + why, {"pause"});
@@ -594,6 +621,32 @@ void gvisor_destroy(runsc_config const& rc, std::string const& id, fs::path cons
     unmount_system_overlays(gvisor_system_mounts(dir));
     std::error_code ec;
     if (drop_image) fs::remove_all(memory_image(dir), ec);
+    fs::remove_all(partial_image(dir), ec);
+}
+
+void gvisor_settle_image_write(fs::path const& dir)
+{
+    unique_fd lock(::open(image_lock(dir).c_str(), O_RDWR | O_CLOEXEC));
+    if (lock) {  // the lock goes when the shell that renames the image exits
+        auto const deadline = std::chrono::steady_clock::now() + runsc_slow;
+        while (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0 && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::error_code ec;
+    fs::remove_all(partial_image(dir), ec);
+}
+
+result<void> gvisor_agent_listens(runsc_config const& rc, std::string const& id, fs::path const& dir)
+{
+    auto const socket = gvisor_agent_socket(dir);
+    std::error_code ec;
+    // It let go of its socket only on the way to a checkpoint that did not happen.
+    if (!fs::exists(released_marker(socket), ec) && fs::exists(socket, ec)) return result<void>{};
+    auto const relisten = [&] { ask_agent_to_listen(rc, id, socket); };
+    relisten();
+    if (!wait_for_agent(socket, std::chrono::steady_clock::now() + agent_start_patience, relisten))
+        return error(errc::server_error, "the envd agent of sandbox " + id + " does not answer", {"resume"});
+    return result<void>{};
 }
 
 pid_t gvisor_sentry_pid(runsc_config const& rc, std::string const& id)

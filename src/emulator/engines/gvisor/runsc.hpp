@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -75,11 +76,24 @@ struct gvisor_boot_spec {
 /// Errors: server_error with runsc's own message.
 result<void> gvisor_boot(runsc_config const& rc, gvisor_boot_spec const& spec);
 
+/// Why runsc could not checkpoint the sandbox in `dir` now (conflict: a process of it listens on
+/// a Unix socket in its directories, a host socket); nullopt: nothing known stands in the way.
+std::optional<error> gvisor_checkpoint_refusal(std::filesystem::path const& dir);
+
 /// Pause with memory: the agent lets go of its socket, `runsc checkpoint` writes the memory
-/// image into dir/memory, the stopped container is deleted. Errors: server_error; when the
+/// image into dir/memory (whole or not at all, even when the server is killed meanwhile:
+/// gvisor_settle_image_write), the stopped container is deleted. Errors: server_error; when the
 /// checkpoint itself failed the container is gone (its files are kept): `lost_memory` is then set.
 result<void> gvisor_checkpoint(runsc_config const& rc, std::string const& id, std::filesystem::path const& dir,
                                bool& lost_memory);
+
+/// Waits until no image write of the sandbox in `dir` runs any more (one a killed server left
+/// behind finishes on its own: dir/memory is then whole), and removes what an interrupted one left.
+void gvisor_settle_image_write(std::filesystem::path const& dir);
+
+/// Makes sure the agent of a thawed sandbox listens: it let go of its socket only for a
+/// checkpoint that did not happen (a server killed meanwhile). Errors: server_error.
+result<void> gvisor_agent_listens(runsc_config const& rc, std::string const& id, std::filesystem::path const& dir);
 
 /// Resume after gvisor_checkpoint, or start a new sandbox from a snapshot's image put into its
 /// dir/memory (gvisor_copy_memory_image): the bundle is written for `spec` (a snapshot's image
