@@ -73,7 +73,8 @@ void add_bench_command(CLI::App& app, run_state& st)
     cmd->prefix_command();  // everything is prism-e2b-bench's (see `prism-e2b bench all --help`)
     cmd->footer(
         "usage: prism-e2b bench <pause_resume|fan_out|unary_floor|all> [--n N] [--json FILE] [--svg FILE]\n"
-        "       prism-e2b bench pause_resume_memory [--engines namespaces,gvisor] [--sizes 64,256 | --max-mib N]\n"
+        "       prism-e2b bench pause_resume_memory [--engines namespaces,gvisor-ram,gvisor-disk,gvisor-sync]\n"
+        "                                           [--sizes 64,256 | --max-mib N]\n"
         "                       [--n CYCLES]  (pause/resume latency against the memory a sandbox holds)\n"
         "                       [--js [--js-dir DIR]] ...\n"
         "--js also runs the official JS SDK (node). Its directory (bench/js with node_modules) is, in order:\n"

@@ -2,8 +2,10 @@
 // sandbox holds, on each isolation engine of the embedded local server, next to
 // E2B's published figures (about 4 s per GiB to pause, about 1 s to resume), with
 // what the paused sandbox costs: a memory image on disk (gvisor: runsc checkpoint)
-// or the RAM it keeps (namespaces: a cgroup freeze). A process in the sandbox
-// holds the memory (random bytes, so nothing compresses them away).
+// or the RAM it keeps (namespaces: a cgroup freeze). The gvisor engine once per
+// memory tier: frozen in RAM (gvisor-ram), its image written behind the answer and
+// resumed from disk (gvisor-disk), the image before the answer (gvisor-sync). A
+// process in the sandbox holds the memory (random bytes: nothing compresses them away).
 #include <prism_e2b/e2b_sandbox.hpp>
 
 #include "cli/commands.hpp"
@@ -14,12 +16,15 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -32,8 +37,39 @@ namespace prism_e2b::cli {
 #ifdef PRISM_E2B_HAVE_EMULATOR
 namespace {
 
+/// An engine as the bench names it: the gvisor engine once per memory tier policy.
+struct bench_engine {
+    std::string label;   ///< the row's name
+    std::string engine;  ///< server_options::engine
+    local::memory_tier_policy tiers;
+    bool waits_for_image = false;  ///< resume only once the image is on disk (the disk tier)
+};
+
+/// namespaces, mount-namespace, none: as named. gvisor-ram: the pause freezes it in RAM and the
+/// resume thaws it (no image is written meanwhile); gvisor-disk: frozen, the image written at once
+/// behind the answer, the resume after it (from disk); gvisor-sync: the image before the pause answers.
+std::optional<bench_engine> bench_engine_named(std::string const& name)
+{
+    bench_engine e{name, name, {}, false};
+    if (name == "gvisor-ram") {
+        e.engine = "gvisor";
+        e.tiers.image_after.reset();
+        e.tiers.frozen_memory_cap_mb = std::uint64_t{1} << 30;
+    } else if (name == "gvisor-disk") {
+        e.engine = "gvisor";
+        e.tiers.image_after = std::chrono::seconds(0);
+        e.waits_for_image = true;
+    } else if (name == "gvisor-sync") {
+        e.engine = "gvisor";
+        e.tiers.sync = true;
+    } else if (name == "gvisor") {
+        return std::nullopt;  // which tier? (one of the three above)
+    }
+    return e;
+}
+
 struct bench_options {
-    std::vector<std::string> engines = {"namespaces", "gvisor"};
+    std::vector<std::string> engines = {"namespaces", "gvisor-ram", "gvisor-disk", "gvisor-sync"};
     std::vector<unsigned> sizes_mib = {64, 256};
     int cycles = 3;
 };
@@ -42,6 +78,7 @@ struct row {
     std::string engine;
     unsigned mib = 0;
     std::vector<double> pause_ms, resume_ms;
+    std::vector<double> image_ms;   ///< gvisor-disk: from the pause's answer to a whole image on disk
     std::uint64_t image_bytes = 0;  ///< the memory image on disk while paused (0: memory kept in RAM)
     std::string error;
 };
@@ -70,6 +107,14 @@ std::string hold_memory_script(unsigned mib)
            "until [ -e /tmp/held ]; do kill -0 $! || exit 1; sleep 0.05; done";
 }
 
+std::string read_text(fs::path const& p)
+{
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
 /// Bytes of the memory image of `id` (gvisor: state_dir/sandboxes/<id>/memory).
 std::uint64_t image_bytes(fs::path const& state_dir, std::string const& id)
 {
@@ -81,12 +126,12 @@ std::uint64_t image_bytes(fs::path const& state_dir, std::string const& id)
 }
 
 asio::awaitable<void> measure(std::string api_key, e2b::client_options co, fs::path state_dir, bench_options opts,
-                              std::string engine, std::vector<row>& rows)
+                              bench_engine engine, std::vector<row>& rows)
 {
     auto ex = co_await asio::this_coro::executor;
     for (unsigned const mib : opts.sizes_mib) {
         row r;
-        r.engine = engine;
+        r.engine = engine.label;
         r.mib = mib;
         e2b_sandbox_options so;
         so.api_key = api_key;
@@ -112,6 +157,24 @@ asio::awaitable<void> measure(std::string api_key, e2b::client_options co, fs::p
                 r.error = paused ? "pause refused" : paused.error().to_string();
                 break;
             }
+            if (engine.waits_for_image) {  // the writer's work behind the answer, polled on disk
+                auto const image = state_dir / "sandboxes" / sbx->id() / "memory" / "checkpoint.img";
+                asio::steady_timer poll(ex);
+                std::error_code ec;
+                while (!fs::exists(image, ec) && ms_since(t0) < 600'000) {
+                    poll.expires_after(std::chrono::milliseconds(5));
+                    co_await poll.async_wait(asio::use_awaitable);
+                }
+                r.image_ms.push_back(ms_since(t0) - r.pause_ms.back());
+                // Resumed from the disk tier, once the server recorded it (runsc's container takes
+                // about a second to exit after its checkpoint; a resume meanwhile waits for that).
+                auto const ledger = state_dir / "ledger" / (sbx->id() + ".json");
+                while (read_text(ledger).find(R"("freezeMethod":"checkpoint")") == std::string::npos &&
+                       ms_since(t0) < 600'000) {
+                    poll.expires_after(std::chrono::milliseconds(5));
+                    co_await poll.async_wait(asio::use_awaitable);
+                }
+            }
             r.image_bytes = std::max(r.image_bytes, image_bytes(state_dir, sbx->id()));
             t0 = std::chrono::steady_clock::now();
             auto resumed = co_await sbx->pause_control()->async_resume();
@@ -132,19 +195,21 @@ std::string random_key()
 }
 
 /// One engine: an embedded server on it (skipped with the reason when this machine cannot run it).
-void run_engine(std::string const& engine, bench_options const& opts, std::vector<row>& rows)
+void run_engine(bench_engine const& engine, bench_options const& opts, std::vector<row>& rows)
 {
     asio::io_context server_ioc(2);
     auto work = asio::make_work_guard(server_ioc);
     local::server_options so;
     so.api_key = random_key();
-    so.engine = engine;
-    so.state_dir = (fs::temp_directory_path() / ("prism-e2b-bench-" + engine + "-" + random_key().substr(10))).string();
+    so.engine = engine.engine;
+    so.memory_tiers = engine.tiers;
+    so.state_dir =
+        (fs::temp_directory_path() / ("prism-e2b-bench-" + engine.label + "-" + random_key().substr(10))).string();
     so.sandbox_memory_mb = *std::max_element(opts.sizes_mib.begin(), opts.sizes_mib.end()) + 512;
     local::server server(server_ioc.get_executor(), so);
     if (auto started = server.start(); !started) {
         row r;
-        r.engine = engine;
+        r.engine = engine.label;
         r.error = "skipped: " + started.error().message();
         rows.push_back(std::move(r));
         std::error_code ec;
@@ -163,7 +228,7 @@ void run_engine(std::string const& engine, bench_options const& opts, std::vecto
             fut.get();
         } catch (std::exception const& e) {
             row r;
-            r.engine = engine;
+            r.engine = engine.label;
             r.error = e.what();
             rows.push_back(std::move(r));
         }
@@ -177,24 +242,30 @@ void run_engine(std::string const& engine, bench_options const& opts, std::vecto
     fs::remove_all(so.state_dir, ec);
 }
 
+/// One row per engine and size: p50s, the image written behind the answer (gvisor-disk), and the
+/// ratios against E2B's published figures (about 4 s per GiB to pause, about 1 s to resume).
 void print(std::vector<row> const& rows)
 {
-    std::printf("%-11s %6s %12s %12s %10s %14s\n", "engine", "MiB", "pause p50", "resume p50", "pause s/GiB",
-                "paused costs");
+    std::printf("%-12s %6s %11s %11s %12s %10s %9s %10s %16s\n", "engine", "MiB", "pause p50", "resume p50",
+                "image after", "image s/GiB", "pause/E2B", "resume/E2B", "while paused");
     for (auto const& r : rows) {
         if (!r.error.empty() && r.pause_ms.empty()) {
-            std::printf("%-11s %6s  %s\n", r.engine.c_str(), r.mib ? std::to_string(r.mib).c_str() : "-",
+            std::printf("%-12s %6s  %s\n", r.engine.c_str(), r.mib ? std::to_string(r.mib).c_str() : "-",
                         r.error.c_str());
             continue;
         }
-        double const p = median(r.pause_ms), s = median(r.resume_ms);
+        double const gib = r.mib / 1024.0;
+        double const p = median(r.pause_ms), s = median(r.resume_ms), w = median(r.image_ms);
         std::string const cost =
-            r.image_bytes ? std::to_string(r.image_bytes >> 20) + " MiB disk" : std::to_string(r.mib) + " MiB RAM";
-        std::printf("%-11s %6u %9.0f ms %9.0f ms %10.2f %14s%s%s\n", r.engine.c_str(), r.mib, p, s,
-                    p / 1000.0 / (r.mib / 1024.0), cost.c_str(), r.error.empty() ? "" : "  ", r.error.c_str());
+            r.image_bytes ? std::to_string(r.image_bytes >> 20) + " MiB on disk" : std::to_string(r.mib) + " MiB RAM";
+        std::string const image = r.image_ms.empty() ? std::string("-") : std::to_string(static_cast<long>(w)) + " ms";
+        std::string const image_rate = r.image_ms.empty() ? std::string("-") : std::to_string(w / 1000.0 / gib);
+        std::printf("%-12s %6u %8.0f ms %8.0f ms %12s %10.6s %9.3f %10.3f %16s%s%s\n", r.engine.c_str(), r.mib, p, s,
+                    image.c_str(), image_rate.c_str(), p / (4000.0 * gib), s / 1000.0, cost.c_str(),
+                    r.error.empty() ? "" : "  ", r.error.c_str());
     }
-    std::printf("%-11s %6s %12s %12s %10.2f %14s\n", "E2B (docs)", "1024", "~4000 ms", "~1000 ms", 4.0,
-                "disk (snapshot)");
+    std::printf("%-12s %6s %11s %11s %12s %10s %9s %10s %16s\n", "E2B (docs)", "1024", "~4000 ms", "~1000 ms", "-", "-",
+                "1", "1", "snapshot on disk");
 }
 
 int bench_pause_resume_memory(std::vector<std::string> const& args)
@@ -223,13 +294,23 @@ int bench_pause_resume_memory(std::vector<std::string> const& args)
             opts.cycles = std::max(1, std::stoi(value()));
         } else {
             return fail(exit_usage, "bench pause_resume_memory: unknown option " + a +
-                                        " (--engines a,b --sizes 64,256 | --max-mib N, --n cycles)");
+                                        " (--engines namespaces,gvisor-ram,gvisor-disk,gvisor-sync --sizes 64,256 | "
+                                        "--max-mib N, --n cycles)");
         }
     }
     if (opts.sizes_mib.empty() || opts.engines.empty())
         return fail(exit_usage, "bench pause_resume_memory: nothing to measure");
+    std::vector<bench_engine> engines;
+    for (auto const& name : opts.engines) {
+        auto e = bench_engine_named(name);
+        if (!e)
+            return fail(exit_usage,
+                        "bench pause_resume_memory: name the gvisor tier: gvisor-ram, gvisor-disk or "
+                        "gvisor-sync");
+        engines.push_back(std::move(*e));
+    }
     std::vector<row> rows;
-    for (auto const& e : opts.engines) run_engine(e, opts, rows);
+    for (auto const& e : engines) run_engine(e, opts, rows);
     print(rows);
     return exit_ok;
 }

@@ -12,9 +12,10 @@
 // restore run inside the sandbox's cgroups (memory, pids, cpu, freezer), so the
 // Sentry and its gofer are limited and accounted there (--ignore-cgroups).
 //
-// Pause with memory is `runsc checkpoint` into the sandbox's directory (a real
-// memory snapshot: disk, not RAM; it survives a server restart), resume is
-// `runsc restore` (processes continue). runsc cannot save a socket bound on the
+// The disk tier of a pause with memory is `runsc checkpoint` into the sandbox's
+// directory (a real memory snapshot: disk, not RAM; it survives a server restart),
+// resume from it is `runsc restore` (processes continue); the RAM tier before it
+// is the gvisor engine's (a cgroup freeze, image_writer.hpp). runsc cannot save a socket bound on the
 // host, so the agent lets go of its socket first (every envd connection and
 // stream is cut, processes keep running) and binds it again after the restore.
 #ifndef PRISM_E2B_EMULATOR_ENGINES_GVISOR_RUNSC_HPP
