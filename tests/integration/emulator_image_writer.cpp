@@ -34,7 +34,8 @@ struct recorded_writes {
     }
 };
 
-prism_e2b::local::memory_tier_policy after(std::optional<std::chrono::seconds> delay, std::uint64_t cap_mb = 4096)
+prism_e2b::local::memory_tier_policy images_after(std::optional<std::chrono::seconds> delay,
+                                                  std::uint64_t cap_mb = 4096)
 {
     prism_e2b::local::memory_tier_policy p;
     p.image_after = delay;
@@ -50,7 +51,7 @@ BOOST_AUTO_TEST_CASE(a_due_image_is_written_and_a_cancelled_one_never)
 {
     recorded_writes w;
     image_writer writer(
-        after(std::chrono::seconds(3600)), [&](std::string const& id) { return w.write(id); },
+        images_after(std::chrono::seconds(3600)), [&](std::string const& id) { return w.write(id); },
         [](std::string const&) { return std::uint64_t{1} << 20; });
     writer.schedule("later");                         // due in an hour
     writer.schedule("now", std::chrono::seconds(0));  // due at once (a retry's delay)
@@ -70,7 +71,7 @@ BOOST_AUTO_TEST_CASE(past_the_ram_cap_the_longest_frozen_goes_to_disk_first)
     recorded_writes w;
     // Only under pressure; each sandbox holds 1 MiB and the cap is 1 MiB: two are one too many.
     image_writer writer(
-        after(std::nullopt, 1), [&](std::string const& id) { return w.write(id); },
+        images_after(std::nullopt, 1), [&](std::string const& id) { return w.write(id); },
         [](std::string const&) { return std::uint64_t{1} << 20; });
     writer.schedule("first");
     writer.schedule("second");
@@ -87,7 +88,7 @@ BOOST_AUTO_TEST_CASE(a_write_that_did_not_happen_is_counted_and_a_skipped_one_is
     recorded_writes w;
     w.outcome = image_writer::outcome::failed;
     image_writer writer(
-        after(std::chrono::seconds(0)), [&](std::string const& id) { return w.write(id); },
+        images_after(std::chrono::seconds(0)), [&](std::string const& id) { return w.write(id); },
         [](std::string const&) { return std::uint64_t{0}; });
     writer.schedule("a");
     BOOST_TEST(eventually([&] { return writer.stats().failed == 1u; }));

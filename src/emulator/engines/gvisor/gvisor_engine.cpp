@@ -333,15 +333,16 @@ private:
         }
         bool lost_memory = false;
         auto written = take_image(*sb, lost_memory);
-        bool retry = false;
+        bool retry = false, gone = false;
         {
             std::lock_guard lk(sb->mutex);
             written = commit_image(*st, *sb, std::move(written), lost_memory);
             sb->memory_writing = false;
-            retry = !written && sb->paused_with_memory && !sb->gone;
+            gone = sb->gone;
+            retry = !written && sb->paused_with_memory && !gone;
         }
         sb->memory_written.notify_all();
-        if (sb->gone) return image_writer::outcome::skipped;
+        if (gone) return image_writer::outcome::skipped;
         st->persist(*sb);
         if (retry && written.error() != errc::conflict) writer_.schedule(id, image_retry);
         return written ? image_writer::outcome::written : image_writer::outcome::failed;

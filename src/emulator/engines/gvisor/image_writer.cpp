@@ -7,7 +7,7 @@ namespace prism_e2b::local::detail {
 
 namespace {
 
-using clock = std::chrono::steady_clock;
+using steady = std::chrono::steady_clock;
 
 // How often the RAM the frozen sandboxes hold is looked at while some are frozen.
 constexpr auto pressure_check_interval = std::chrono::seconds(1);
@@ -25,9 +25,9 @@ void image_writer::schedule(std::string const& id, std::optional<std::chrono::se
 {
     std::lock_guard lk(mutex_);
     if (stopping_) return;
-    auto const now = clock::now();
+    auto const now = steady::now();
     auto const after = retry_after ? retry_after : policy_.image_after;
-    frozen_sandbox f{id, now, after ? now + *after : clock::time_point::max()};
+    frozen_sandbox f{id, now, after ? now + *after : steady::time_point::max()};
     auto it = std::find_if(queue_.begin(), queue_.end(), [&](auto const& q) { return q.id == id; });
     if (it != queue_.end()) {
         f.since = it->since;  // frozen since then all along
@@ -77,7 +77,7 @@ std::optional<std::pair<std::string, bool>> image_writer::next(std::unique_lock<
         queue_.erase(it);
         return out;
     };
-    auto const now = clock::now();
+    auto const now = steady::now();
     auto due =
         std::min_element(queue_.begin(), queue_.end(), [](auto const& a, auto const& b) { return a.due < b.due; });
     if (due != queue_.end() && due->due <= now) return take(due, false);
@@ -102,9 +102,9 @@ void image_writer::run()
     while (!stopping_) {
         if (auto job = next(lk)) {
             lk.unlock();
-            auto const t0 = clock::now();
+            auto const t0 = steady::now();
             auto const done = write_(job->first);
-            auto const took = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - t0);
+            auto const took = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0);
             lk.lock();
             if (done == outcome::written) {
                 ++stats_.written;
@@ -116,7 +116,7 @@ void image_writer::run()
             continue;
         }
         if (stopping_) break;
-        auto wake_at = clock::now() + pressure_check_interval;
+        auto wake_at = steady::now() + pressure_check_interval;
         for (auto const& q : queue_) wake_at = std::min(wake_at, q.due);
         if (queue_.empty())
             wake_.wait(lk);
