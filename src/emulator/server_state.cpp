@@ -757,6 +757,7 @@ void server_state::stop_all()
     for (auto& sb : all) {
         // A clean stop ends the sandboxes, however deep their trees; only a crash leaves them in the ledger.
         remove_sandbox_files(sb->dir);
+        std::lock_guard lk(sb->ledger_mutex);  // a write behind (the image writer's) sees it gone
         if (!ledger.empty()) ledger_remove(ledger, sb->id);
     }
     // What killed sandboxes left for their removal in the background, which a stop can outrun.

@@ -18,6 +18,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +26,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,12 +38,37 @@ namespace utf = boost::unit_test;
 
 namespace {
 
-/// A fresh state dir the test can look into.
+std::string host_file(fs::path const& p);
+
+/// A fresh state dir the test can look into. A test that fails between a server killed on
+/// purpose and its successor's stop leaves runsc containers running (they outlive a server):
+/// they are ended with it (thawed first: a frozen task does not die), and its mounts go.
 struct gvisor_state_dir {
     fs::path path = fs::temp_directory_path() / ("prism-e2b-gvisor-" + random_token(6));
     ~gvisor_state_dir()
     {
+        std::string const root = "--root=" + (path / "runsc").string();
         std::error_code ec;
+        for (auto const& e : fs::directory_iterator("/proc", ec)) {
+            auto cmdline = host_file(e.path() / "cmdline");
+            std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+            if (cmdline.find(root + " ") == std::string::npos) continue;
+            std::istringstream groups(host_file(e.path() / "cgroup"));
+            for (std::string line; std::getline(groups, line);)
+                if (auto at = line.find(":freezer:"); at != std::string::npos)
+                    std::ofstream("/sys/fs/cgroup/freezer" + line.substr(at + 9) + "/freezer.state") << "THAWED";
+            ::kill(std::stoi(e.path().filename().string()), SIGKILL);
+        }
+        std::istringstream mounts(host_file("/proc/self/mountinfo"));
+        std::vector<std::string> under;
+        for (std::string line; std::getline(mounts, line);) {
+            std::istringstream fields(line);
+            std::string field, point;
+            for (int i = 0; i < 5 && fields >> field; ++i) point = field;
+            if (point.rfind(path.string() + "/", 0) == 0) under.push_back(point);
+        }
+        std::sort(under.rbegin(), under.rend());  // the deepest first
+        for (auto const& m : under) ::umount2(m.c_str(), MNT_DETACH);
         fs::remove_all(path, ec);
     }
 };

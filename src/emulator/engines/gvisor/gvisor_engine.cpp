@@ -360,6 +360,7 @@ private:
     /// again (the write did not happen); or neither (runsc lost the memory: it boots from its files).
     result<void> commit_image(server_state& st, sandbox& sb, result<void> taken, bool lost_memory)
     {
+        if (sb.gone) return taken;  // killed meanwhile: its container went with it
         if (taken) {
             sb.freeze_method = image_on_disk;
             return taken;
