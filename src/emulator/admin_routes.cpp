@@ -38,12 +38,13 @@ http_response memory_tiers_reply(server_state const& st)
     policy["frozenMemoryCapMiB"] = report->policy.frozen_memory_cap_mb;
     json::object o;
     o["policy"] = std::move(policy);
-    o["frozenSandboxes"] = report->frozen;
-    o["frozenMemoryBytes"] = report->frozen_bytes;
-    o["imagesWritten"] = report->images_written;
-    o["imagesWrittenUnderCap"] = report->written_under_cap;
-    o["imageWriteFailures"] = report->image_failures;
-    o["lastImageWriteMs"] = report->last_write.count();
+    auto const& c = report->counts;
+    o["frozenSandboxes"] = c.frozen;
+    o["frozenMemoryBytes"] = c.frozen_bytes;
+    o["imagesWritten"] = c.written;
+    o["imagesWrittenUnderCap"] = c.written_under_cap;
+    o["imageWriteFailures"] = c.failed;
+    o["lastImageWriteMs"] = c.last_write.count();
     return json_response(200, o);
 }
 

@@ -387,6 +387,33 @@ BOOST_AUTO_TEST_CASE(a_command_inherits_no_connection_of_the_agent)
     BOOST_TEST(fds.find("socket:") == std::string::npos, fds);
 }
 
+namespace {
+
+/// A gvisor server with one sandbox counting (counter_script): the memory tiers' tests.
+struct counting_on_gvisor {
+    gvisor_state_dir dir;
+    std::unique_ptr<local_server_fixture> f;
+    header_pairs api;
+    sandbox_ref sb;
+    std::string pid;  ///< the counter's
+    fs::path image;   ///< the sandbox's memory image, while on disk
+    explicit counting_on_gvisor(prism_e2b::local::memory_tier_policy tiers)
+        : f(gvisor_server(dir.path, tiers)),
+          api(api_headers(*f)),
+          sb(create_sandbox(*f)),
+          pid(start_counter(*f, dir.path, sb)),
+          image(dir.path / "sandboxes" / sb.id / "memory" / "checkpoint.img")
+    {
+    }
+    /// POST /sandboxes/{id}/<action> (pause, resume, snapshots).
+    status_and_body post(std::string const& action, std::string body) const
+    {
+        return gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/" + action, std::move(body));
+    }
+};
+
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(memory_pause_with_the_image_before_the_answer_is_a_checkpoint_and_the_counter_continues,
                      *utf::precondition(checkpoints_run))
 {
@@ -459,94 +486,79 @@ std::string pause_kind(local_server_fixture& f, sandbox_ref const& sb)
 // No checkpoint: it runs under ThreadSanitizer too (the writer's thread looks at the RAM held).
 BOOST_AUTO_TEST_CASE(memory_pause_freezes_in_ram_and_resumes_from_ram)
 {
-    gvisor_state_dir dir;
-    auto f = gvisor_server(dir.path, memory_in_ram());
-    auto const api = api_headers(*f);
-    auto sb = create_sandbox(*f);
-    auto const pid = start_counter(*f, dir.path, sb);
-    auto const image = dir.path / "sandboxes" / sb.id / "memory" / "checkpoint.img";
+    counting_on_gvisor c(memory_in_ram());
 
     // RAM: frozen whole (the Sentry and its stubs in the frozen cgroup), no image.
-    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
-    auto const at_pause = count_on_host(dir.path, sb);
-    BOOST_TEST(pause_kind(*f, sb) == "cgroup-freezer");
-    BOOST_TEST(freezer_state_of(sb.id) == "FROZEN");
-    BOOST_TEST(processes_in_cgroup(sb.id) > 0u);
-    BOOST_TEST(!fs::exists(image));
-    raw_http admin(f->port());
-    auto const tiers = admin.request("GET", "/admin/memory-tiers", {}, admin_headers(*f)).json().as_object();
+    BOOST_TEST_REQUIRE(c.post("pause", R"({"memory":true})") == 204);
+    auto const at_pause = count_on_host(c.dir.path, c.sb);
+    BOOST_TEST(pause_kind(*c.f, c.sb) == "cgroup-freezer");
+    BOOST_TEST(freezer_state_of(c.sb.id) == "FROZEN");
+    BOOST_TEST(processes_in_cgroup(c.sb.id) > 0u);
+    BOOST_TEST(!fs::exists(c.image));
+    raw_http admin(c.f->port());
+    auto const tiers = admin.request("GET", "/admin/memory-tiers", {}, admin_headers(*c.f)).json().as_object();
     BOOST_TEST(tiers.at("frozenSandboxes").to_number<int>() == 1);
     BOOST_TEST(tiers.at("frozenMemoryBytes").to_number<std::uint64_t>() > 0u);
     BOOST_TEST(tiers.at("policy").at("imageWritten").as_string() == "under memory pressure");
-    BOOST_TEST(count_on_host(dir.path, sb) == at_pause);
+    BOOST_TEST(count_on_host(c.dir.path, c.sb) == at_pause);
 
     // Resumed from RAM: thawed, the same process counting on.
-    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
-    BOOST_TEST(freezer_state_of(sb.id) == "THAWED");
-    BOOST_TEST(eventually([&] { return count_on_host(dir.path, sb) > at_pause; }));
-    BOOST_TEST(run_command(*f, sb, "cat /tmp/counter.pid").stdout_text == pid);
+    BOOST_TEST_REQUIRE(c.post("resume", R"({"timeout":300})") == 201);
+    BOOST_TEST(freezer_state_of(c.sb.id) == "THAWED");
+    BOOST_TEST(eventually([&] { return count_on_host(c.dir.path, c.sb) > at_pause; }));
+    BOOST_TEST(run_command(*c.f, c.sb, "cat /tmp/counter.pid").stdout_text == c.pid);
 }
 
 BOOST_AUTO_TEST_CASE(a_snapshot_of_a_sandbox_frozen_in_ram_writes_its_image_and_it_resumes_from_disk,
                      *utf::precondition(checkpoints_run))
 {
-    gvisor_state_dir dir;
-    auto f = gvisor_server(dir.path, memory_in_ram());
-    auto const api = api_headers(*f);
-    auto sb = create_sandbox(*f);
-    auto const pid = start_counter(*f, dir.path, sb);
-    auto const image = dir.path / "sandboxes" / sb.id / "memory" / "checkpoint.img";
-    raw_http admin(f->port());
+    counting_on_gvisor c(memory_in_ram());
+    raw_http admin(c.f->port());
 
     // Frozen, then a snapshot: it needs the image, which is written now; the sandbox stays
     // paused, its memory on disk (its RAM released), and resumes from there.
-    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
-    BOOST_TEST(pause_kind(*f, sb) == "cgroup-freezer");
-    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/snapshots", R"({"name":"ram"})") == 201);
-    BOOST_TEST(fs::is_regular_file(only_snapshot_dir(dir.path) / "memory/checkpoint.img"));
-    BOOST_TEST(pause_kind(*f, sb) == "checkpoint");
-    BOOST_TEST(fs::is_regular_file(image));
-    BOOST_TEST(processes_in_cgroup(sb.id) == 0u);
-    auto const on_disk = count_on_host(dir.path, sb);
-    auto const tiers = admin.request("GET", "/admin/memory-tiers", {}, admin_headers(*f)).json().as_object();
+    BOOST_TEST_REQUIRE(c.post("pause", R"({"memory":true})") == 204);
+    BOOST_TEST(pause_kind(*c.f, c.sb) == "cgroup-freezer");
+    BOOST_TEST_REQUIRE(c.post("snapshots", R"({"name":"ram"})") == 201);
+    BOOST_TEST(fs::is_regular_file(only_snapshot_dir(c.dir.path) / "memory/checkpoint.img"));
+    BOOST_TEST(pause_kind(*c.f, c.sb) == "checkpoint");
+    BOOST_TEST(fs::is_regular_file(c.image));
+    BOOST_TEST(processes_in_cgroup(c.sb.id) == 0u);
+    auto const on_disk = count_on_host(c.dir.path, c.sb);
+    auto const tiers = admin.request("GET", "/admin/memory-tiers", {}, admin_headers(*c.f)).json().as_object();
     BOOST_TEST(tiers.at("frozenSandboxes").to_number<int>() == 0);
-    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
-    BOOST_TEST(eventually([&] { return count_on_host(dir.path, sb) > on_disk; }));
-    BOOST_TEST(run_command(*f, sb, "cat /tmp/counter.pid").stdout_text == pid);
-    BOOST_TEST(!fs::exists(image));  // consumed by the restore
+    BOOST_TEST_REQUIRE(c.post("resume", R"({"timeout":300})") == 201);
+    BOOST_TEST(eventually([&] { return count_on_host(c.dir.path, c.sb) > on_disk; }));
+    BOOST_TEST(run_command(*c.f, c.sb, "cat /tmp/counter.pid").stdout_text == c.pid);
+    BOOST_TEST(!fs::exists(c.image));  // consumed by the restore
 }
 
 BOOST_AUTO_TEST_CASE(the_image_is_written_behind_the_answer_and_a_resume_racing_it_loses_nothing,
                      *utf::precondition(checkpoints_run))
 {
-    gvisor_state_dir dir;
-    auto f = gvisor_server(dir.path, image_at_once());
-    auto const api = api_headers(*f);
-    auto sb = create_sandbox(*f);
-    auto const pid = start_counter(*f, dir.path, sb);
-    auto const image = dir.path / "sandboxes" / sb.id / "memory" / "checkpoint.img";
+    counting_on_gvisor c(image_at_once());
     auto const resumes = [&] {
-        auto const before = count_on_host(dir.path, sb);
-        BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/resume", R"({"timeout":300})") == 201);
-        BOOST_TEST(std::string(gvisor_info(*f, sb).at("state").as_string()) == "running");
-        BOOST_TEST(eventually([&] { return count_on_host(dir.path, sb) > before; }));
-        BOOST_TEST(run_command(*f, sb, "cat /tmp/counter.pid").stdout_text == pid);
+        auto const before = count_on_host(c.dir.path, c.sb);
+        BOOST_TEST_REQUIRE(c.post("resume", R"({"timeout":300})") == 201);
+        BOOST_TEST(std::string(gvisor_info(*c.f, c.sb).at("state").as_string()) == "running");
+        BOOST_TEST(eventually([&] { return count_on_host(c.dir.path, c.sb) > before; }));
+        BOOST_TEST(run_command(*c.f, c.sb, "cat /tmp/counter.pid").stdout_text == c.pid);
         // One copy of the memory: the running container's; no image, whole or partial, is left.
-        BOOST_TEST(!fs::exists(image));
-        BOOST_TEST(!fs::exists(dir.path / "sandboxes" / sb.id / "memory.partial"));
+        BOOST_TEST(!fs::exists(c.image));
+        BOOST_TEST(!fs::exists(c.dir.path / "sandboxes" / c.sb.id / "memory.partial"));
     };
 
     // A resume right behind the pause: it meets the write before it, during it or after it.
-    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
+    BOOST_TEST_REQUIRE(c.post("pause", R"({"memory":true})") == 204);
     resumes();
 
     // Left alone, the image is written and the RAM released.
-    BOOST_TEST_REQUIRE(gvisor_post(f->port(), api, "/sandboxes/" + sb.id + "/pause", R"({"memory":true})") == 204);
-    BOOST_TEST(eventually([&] { return pause_kind(*f, sb) == "checkpoint"; }));
-    BOOST_TEST(fs::is_regular_file(image));
-    BOOST_TEST(processes_in_cgroup(sb.id) == 0u);
-    raw_http admin(f->port());
-    auto const tiers = admin.request("GET", "/admin/memory-tiers", {}, admin_headers(*f)).json().as_object();
+    BOOST_TEST_REQUIRE(c.post("pause", R"({"memory":true})") == 204);
+    BOOST_TEST(eventually([&] { return pause_kind(*c.f, c.sb) == "checkpoint"; }));
+    BOOST_TEST(fs::is_regular_file(c.image));
+    BOOST_TEST(processes_in_cgroup(c.sb.id) == 0u);
+    raw_http admin(c.f->port());
+    auto const tiers = admin.request("GET", "/admin/memory-tiers", {}, admin_headers(*c.f)).json().as_object();
     BOOST_TEST(tiers.at("imagesWritten").to_number<int>() >= 1);
     BOOST_TEST(tiers.at("policy").at("imageAfterSeconds").to_number<int>() == 0);
     resumes();

@@ -50,14 +50,21 @@ struct memory_pause {
     std::optional<error> lost;
 };
 
-/// The tiers of a memory pause (gvisor: frozen in RAM, then an image on disk) and what the
-/// policy between them did.
+/// Where the memory of memory-paused sandboxes is (gvisor: frozen in RAM, then an image on
+/// disk) and what was written between the tiers.
+struct memory_tier_counts {
+    std::size_t frozen = 0;                   ///< sandboxes frozen in RAM whose image is not written yet
+    std::uint64_t frozen_bytes = 0;           ///< the RAM they hold
+    std::uint64_t written = 0;                ///< images written since the server started
+    std::uint64_t failed = 0;                 ///< writes that did not happen (it stayed in RAM or lost its memory)
+    std::uint64_t written_under_cap = 0;      ///< of `written`, those the RAM cap sent to disk before their time
+    std::chrono::milliseconds last_write{0};  ///< how long the last image took
+};
+
+/// The policy between the tiers and what it did (GET /admin/memory-tiers).
 struct memory_tier_report {
     memory_tier_policy policy;
-    std::size_t frozen = 0;          ///< sandboxes whose memory is in RAM, frozen
-    std::uint64_t frozen_bytes = 0;  ///< the RAM they hold
-    std::uint64_t images_written = 0, image_failures = 0, written_under_cap = 0;
-    std::chrono::milliseconds last_write{0};
+    memory_tier_counts counts;
 };
 
 /// What the sandbox info's isolationEnforced reports beside the cgroup limits (docs/local-server.md).

@@ -254,16 +254,7 @@ public:
 
     std::optional<memory_tier_report> memory_tiers() const override
     {
-        auto const s = writer_.stats();
-        memory_tier_report r;
-        r.policy = writer_.policy();
-        r.frozen = s.frozen;
-        r.frozen_bytes = s.frozen_bytes;
-        r.images_written = s.written;
-        r.image_failures = s.failed;
-        r.written_under_cap = s.written_under_cap;
-        r.last_write = s.last_write;
-        return r;
+        return memory_tier_report{writer_.policy(), writer_.stats()};
     }
 
     void stop() override

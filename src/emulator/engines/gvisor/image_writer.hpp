@@ -9,6 +9,8 @@
 
 #include <prism_e2b/local_server.hpp>
 
+#include "emulator/engines/isolation_engine.hpp"
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -21,15 +23,8 @@
 
 namespace prism_e2b::local::detail {
 
-/// What the writer has done, for GET /admin/memory-tiers.
-struct image_writer_stats {
-    std::size_t frozen = 0;               ///< sandboxes frozen in RAM whose image is not written yet
-    std::uint64_t frozen_bytes = 0;       ///< the RAM they hold
-    std::uint64_t written = 0;            ///< images written since the server started
-    std::uint64_t failed = 0;             ///< writes that did not happen (the sandbox stayed in RAM or lost its memory)
-    std::uint64_t written_under_cap = 0;  ///< of `written`, those the RAM cap sent to disk before their time
-    std::chrono::milliseconds last_write{0};  ///< how long the last image took
-};
+/// What the writer has done (GET /admin/memory-tiers).
+using image_writer_stats = memory_tier_counts;
 
 /// Thread safety: every member from any thread.
 class image_writer {
