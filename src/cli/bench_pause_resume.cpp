@@ -125,6 +125,18 @@ std::uint64_t image_bytes(fs::path const& state_dir, std::string const& id)
     return total;
 }
 
+/// Looks at `reached` every 5 ms until it holds or `deadline` passes (a named predicate: g++ 12
+/// and temporaries inside co_await).
+template <class Pred>
+asio::awaitable<void> poll_until(Pred const& reached, std::chrono::steady_clock::time_point deadline)
+{
+    asio::steady_timer poll(co_await asio::this_coro::executor);
+    while (!reached() && std::chrono::steady_clock::now() < deadline) {
+        poll.expires_after(std::chrono::milliseconds(5));
+        co_await poll.async_wait(asio::use_awaitable);
+    }
+}
+
 asio::awaitable<void> measure(std::string api_key, e2b::client_options co, fs::path state_dir, bench_options opts,
                               bench_engine engine, std::vector<row>& rows)
 {
@@ -158,22 +170,21 @@ asio::awaitable<void> measure(std::string api_key, e2b::client_options co, fs::p
                 break;
             }
             if (engine.waits_for_image) {  // the writer's work behind the answer, polled on disk
+                auto const deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
                 auto const image = state_dir / "sandboxes" / sbx->id() / "memory" / "checkpoint.img";
-                asio::steady_timer poll(ex);
-                std::error_code ec;
-                while (!fs::exists(image, ec) && ms_since(t0) < 600'000) {
-                    poll.expires_after(std::chrono::milliseconds(5));
-                    co_await poll.async_wait(asio::use_awaitable);
-                }
+                auto const image_whole = [&] {
+                    std::error_code ec;
+                    return fs::exists(image, ec);
+                };
+                co_await poll_until(image_whole, deadline);
                 r.image_ms.push_back(ms_since(t0) - r.pause_ms.back());
                 // Resumed from the disk tier, once the server recorded it (runsc's container takes
                 // about a second to exit after its checkpoint; a resume meanwhile waits for that).
                 auto const ledger = state_dir / "ledger" / (sbx->id() + ".json");
-                while (read_text(ledger).find(R"("freezeMethod":"checkpoint")") == std::string::npos &&
-                       ms_since(t0) < 600'000) {
-                    poll.expires_after(std::chrono::milliseconds(5));
-                    co_await poll.async_wait(asio::use_awaitable);
-                }
+                auto const on_disk = [&] {
+                    return read_text(ledger).find(R"("freezeMethod":"checkpoint")") != std::string::npos;
+                };
+                co_await poll_until(on_disk, deadline);
             }
             r.image_bytes = std::max(r.image_bytes, image_bytes(state_dir, sbx->id()));
             t0 = std::chrono::steady_clock::now();

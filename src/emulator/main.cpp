@@ -21,6 +21,7 @@
 #include <fstream>
 #include <iostream>
 #include <openssl/rand.h>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -75,6 +76,15 @@ std::string generated_key()
         out.push_back(hexd[b & 15]);
     }
     return out;
+}
+
+/// `v` as a whole decimal number from `min` to `max`; nullopt when it is not one.
+std::optional<unsigned long long> whole_number(std::string const& v, unsigned long long min, unsigned long long max)
+{
+    char* end = nullptr;
+    unsigned long long const n = std::strtoull(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || n < min || n > max) return std::nullopt;
+    return n;
 }
 
 /// The first line of `path`, without its line end; exits with a message when unreadable or empty.
@@ -149,47 +159,40 @@ int main(int argc, char** argv)
         } else if (a == "--engine") {
             opts.engine = value();
         } else if (a == "--disk-mb") {
-            std::string const v = value();
-            char* end = nullptr;
-            unsigned long const mb = std::strtoul(v.c_str(), &end, 10);
-            if (v.empty() || *end != '\0' || mb > (1u << 30)) {
+            auto const mb = whole_number(value(), 0, 1u << 30);
+            if (!mb) {
                 std::cerr << "prism-e2b-local: --disk-mb wants a size in MiB (0: no quota)\n";
                 return 2;
             }
-            opts.sandbox_disk_mb = static_cast<std::uint32_t>(mb);
+            opts.sandbox_disk_mb = static_cast<std::uint32_t>(*mb);
         } else if (a == "--header-timeout" || a == "--idle-timeout") {
-            std::string const v = value();
-            char* end = nullptr;
-            unsigned long const s = std::strtoul(v.c_str(), &end, 10);
-            if (v.empty() || *end != '\0' || s < 1 || s > 86400) {
+            auto const s = whole_number(value(), 1, 86400);
+            if (!s) {
                 std::cerr << "prism-e2b-local: " << a << " wants seconds, 1 to 86400\n";
                 return 2;
             }
-            (a == "--header-timeout" ? opts.header_timeout : opts.idle_timeout) = std::chrono::seconds(s);
+            (a == "--header-timeout" ? opts.header_timeout : opts.idle_timeout) =
+                std::chrono::seconds(static_cast<long long>(*s));
         } else if (a == "--memory-image") {
             std::string const v = value();
-            char* end = nullptr;
-            unsigned long const s = std::strtoul(v.c_str(), &end, 10);
             auto& tiers = opts.memory_tiers;
             if (v == "sync") {
                 tiers.sync = true;
             } else if (v == "pressure") {
                 tiers.image_after.reset();
-            } else if (!v.empty() && *end == '\0' && s <= 86400) {
-                tiers.image_after = std::chrono::seconds(s);
+            } else if (auto const s = whole_number(v, 0, 86400)) {
+                tiers.image_after = std::chrono::seconds(static_cast<long long>(*s));
             } else {
                 std::cerr << "prism-e2b-local: --memory-image wants seconds (0 to 86400), pressure or sync\n";
                 return 2;
             }
         } else if (a == "--frozen-memory-cap") {
-            std::string const v = value();
-            char* end = nullptr;
-            unsigned long long const mb = std::strtoull(v.c_str(), &end, 10);
-            if (v.empty() || *end != '\0' || mb > (1ull << 40)) {
+            auto const mb = whole_number(value(), 0, 1ull << 40);
+            if (!mb) {
                 std::cerr << "prism-e2b-local: --frozen-memory-cap wants a size in MiB\n";
                 return 2;
             }
-            opts.memory_tiers.frozen_memory_cap_mb = mb;
+            opts.memory_tiers.frozen_memory_cap_mb = *mb;
         } else if (a == "--threads") {
             threads = static_cast<unsigned>(std::max(1, std::atoi(value().c_str())));
         } else if (a == "--help" || a == "-h") {

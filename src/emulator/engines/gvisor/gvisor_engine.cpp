@@ -27,6 +27,12 @@ constexpr char const* image_on_disk = "checkpoint";      // ... and of the disk 
 // A write that did not happen while the sandbox runs on in RAM is tried again this much later.
 constexpr auto image_retry = std::chrono::seconds(60);
 
+/// Paused with its memory frozen in RAM, its image not yet on disk (sb.mutex held).
+bool in_ram_tier(sandbox const& sb)
+{
+    return sb.state == sandbox_state::paused && sb.paused_with_memory && sb.freeze_method == frozen_in_ram;
+}
+
 class gvisor_engine final : public cgroup_limited_engine {
 public:
     gvisor_engine(runsc_config runsc, cgroup_roots roots, std::string agent, memory_tier_policy tiers)
@@ -77,8 +83,7 @@ public:
     pid_t halt(sandbox& sb) override
     {
         writer_.cancel(sb.id);
-        if (!sb.cgroup_dir.empty()) thaw_cgroup(sb.cgroup_dir);  // runsc waits on a frozen Sentry forever
-        gvisor_destroy(runsc_, sb.id, sb.dir, true);
+        end_container(sb, sb.cgroup_dir, true);
         if (sb.agent) sb.agent->reset();
         return -1;
     }
@@ -140,7 +145,7 @@ public:
     result<bool> capture(server_state& st, sandbox& sb, fs::path const& to, bool& paused_now) override
     {
         bool const running = sb.state == sandbox_state::running;
-        if (sb.state == sandbox_state::paused && sb.paused_with_memory && sb.freeze_method == frozen_in_ram) {
+        if (in_ram_tier(sb)) {
             // Its image is written now, not behind: a snapshot holds the memory (E2B's does).
             writer_.cancel(sb.id);
             bool lost_memory = false;
@@ -191,7 +196,7 @@ public:
     {
         if (auto copied = gvisor_copy_memory_image(snapshot_dir, sb.dir); !copied) return copied;
         if (auto restored = restore(st, sb); !restored) {
-            gvisor_destroy(runsc_, sb.id, sb.dir, true);
+            end_container(sb, sb.cgroup_dir, true);
             return restored;
         }
         return result<void>{};
@@ -219,7 +224,7 @@ public:
                 // (or thawed by the interrupted write: frozen again below).
                 gvisor_settle_image_write(sb.dir);
                 if (gvisor_has_memory_image(sb.dir)) {
-                    gvisor_destroy(runsc_, sb.id, sb.dir, false);  // stopped by its checkpoint
+                    end_container(sb, left.freezer_cgroup, false);  // stopped by its checkpoint
                     tier = image_on_disk;
                     adopted = true;
                 } else {  // its Sentry still in its cgroup (runsc would wait on a frozen Sentry forever)
@@ -237,8 +242,7 @@ public:
             if (sb.paused_with_memory && tier == frozen_in_ram && !freeze_cgroup_of(sb))
                 return error(errc::server_error, "it could not be frozen again", {"restore"});
         } else {  // it boots again (running) or stays paused with its files
-            if (!left.freezer_cgroup.empty()) thaw_cgroup(left.freezer_cgroup);
-            gvisor_destroy(runsc_, sb.id, sb.dir, true);
+            end_container(sb, left.freezer_cgroup, true);
             remove_left_cgroups(left);
         }
         return adopted;
@@ -247,7 +251,7 @@ public:
     void took_back(server_state& st, sandbox& sb) override
     {
         std::lock_guard lk(sb.mutex);
-        if (sb.state != sandbox_state::paused || !sb.paused_with_memory || sb.freeze_method != frozen_in_ram) return;
+        if (!in_ram_tier(sb)) return;
         server_ = &st;
         writer_.schedule(sb.id);  // its image is due again, as from a pause now
     }
@@ -317,9 +321,7 @@ private:
         if (!sb) return image_writer::outcome::skipped;
         {
             std::lock_guard lk(sb->mutex);
-            if (sb->gone || sb->state != sandbox_state::paused || !sb->paused_with_memory ||
-                sb->freeze_method != frozen_in_ram || sb->memory_writing)
-                return image_writer::outcome::skipped;
+            if (sb->gone || !in_ram_tier(*sb) || sb->memory_writing) return image_writer::outcome::skipped;
             sb->memory_writing = true;  // resumes and snapshots wait; the lock is let go for the write
         }
         bool lost_memory = false;
@@ -365,12 +367,20 @@ private:
                                          taken.error().message());
             return taken;
         }
-        if (!sb.gone && !freeze_cgroup_of(sb))
+        if (!freeze_cgroup_of(sb))
             st.log(log_level::error,
                    "prism-e2b-local: paused sandbox " + sb.id + " could not be frozen again and runs on");
         st.log(log_level::warning,
                "prism-e2b-local: the memory of paused sandbox " + sb.id + " stays in RAM: " + taken.error().message());
         return taken;
+    }
+
+    /// Ends its container (runsc delete) and its image or not. Its freezer cgroup is thawed
+    /// first: runsc waits forever on a frozen Sentry, and a frozen task does not die.
+    void end_container(sandbox const& sb, std::string const& freezer, bool drop_image)
+    {
+        if (!freezer.empty()) thaw_cgroup(freezer);
+        gvisor_destroy(runsc_, sb.id, sb.dir, drop_image);
     }
 
     /// RAM a sandbox frozen in RAM holds: its memory cgroup's usage.

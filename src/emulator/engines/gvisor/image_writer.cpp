@@ -56,10 +56,10 @@ void image_writer::stop()
     if (thread_.joinable()) thread_.join();
 }
 
-image_writer_stats image_writer::stats() const
+memory_tier_counts image_writer::stats() const
 {
     std::vector<std::string> ids;
-    image_writer_stats s;
+    memory_tier_counts s;
     {
         std::lock_guard lk(mutex_);
         s = stats_;

@@ -23,9 +23,6 @@
 
 namespace prism_e2b::local::detail {
 
-/// What the writer has done (GET /admin/memory-tiers).
-using image_writer_stats = memory_tier_counts;
-
 /// Thread safety: every member from any thread.
 class image_writer {
 public:
@@ -48,7 +45,8 @@ public:
     void cancel(std::string const& id);
     /// Waits for a write in progress and ends the thread; nothing is written after it.
     void stop();
-    image_writer_stats stats() const;
+    /// What the writer has done, and what is frozen now (GET /admin/memory-tiers).
+    memory_tier_counts stats() const;
     memory_tier_policy const& policy() const noexcept { return policy_; }
 
 private:
@@ -68,7 +66,7 @@ private:
     std::condition_variable wake_;
     std::vector<frozen_sandbox> queue_;
     bool stopping_ = false;
-    image_writer_stats stats_;
+    memory_tier_counts stats_;
     std::thread thread_;
 };
 
